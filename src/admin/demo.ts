@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
+import type { PrismaClient } from '../db/prisma.js';
+import { hashApiKey } from '../domain/secrets.js';
+import { sourceUrl } from '../domain/source-url.js';
+import { parseFixture } from './fixture.js';
+import { seedFixture, type SeedResult } from './seed.js';
+
+export const DEMO_FIXTURE = fileURLToPath(new URL('../../fixtures/demo.json', import.meta.url));
+
+/** Loads fixtures/demo.json into an empty database; does nothing (returns null) once any account exists. */
+export async function seedDemoIfEmpty(prisma: PrismaClient, encryptionKey: Buffer): Promise<SeedResult | null> {
+  const fixture: unknown = JSON.parse(await readFile(DEMO_FIXTURE, 'utf8'));
+  return seedFixture(prisma, fixture, encryptionKey, { onlyIfEmpty: true });
+}
+
+/**
+ * The lines `npm start` prints for a newcomer: the demo key, the demo source's ingress URL and
+ * commands to paste. The demo key is public demo data (it is in fixtures/demo.json), so it can be
+ * printed on every start, as long as it still exists and is not revoked.
+ */
+export async function demoBanner(prisma: PrismaClient, config: Config): Promise<string[]> {
+  const fixture = parseFixture(JSON.parse(await readFile(DEMO_FIXTURE, 'utf8')));
+  const key = fixture.accounts[0]?.apiKeys.find((k) => k.key && !k.revoked)?.key;
+  const code = fixture.accounts[0]?.connections[0]?.sources[0]?.ingressCode;
+  const [apiKey, source] = await Promise.all([
+    key ? prisma.apiKey.findUnique({ where: { keyHash: hashApiKey(key) }, select: { revokedAt: true, rotatedAt: true } }) : null,
+    code ? prisma.source.findUnique({ where: { ingressCode: code } }) : null,
+  ]);
+  const base = config.baseUrl;
+  const lines = [`Pipeline Sync Service is listening on ${base}`];
+  if (key && apiKey && !apiKey.revokedAt && !apiKey.rotatedAt) lines.push(`Demo API key:        ${key}`);
+  if (source) lines.push(`Demo ingress URL:    ${sourceUrl(config.ingressUrl, source)}`);
+  lines.push('', 'Try:', `  curl -s ${base}/health`, `  curl -s ${base}/health/live`);
+  if (config.supportTokens.length > 0) {
+    lines.push(
+      `  curl -s ${base}/graphql -H "Authorization: Bearer $SUPPORT_TOKEN" -H 'Content-Type: application/json' \\`,
+      `       -d '{"query":"{ accounts { id email connections { id crm status sources { platform url } } } }"}'`,
+      `  open ${base}/graphql in a browser for the support explorer (paste your SUPPORT_TOKENS token into its headers)`,
+    );
+  } else {
+    lines.push('  (set SUPPORT_TOKENS=<a token of 16+ characters> to open the support explorer at /graphql)');
+  }
+  return lines;
+}

@@ -1,0 +1,40 @@
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Config } from './config.js';
+import type { PrismaClient } from './db/prisma.js';
+import type { Logger } from './logger.js';
+import { errorHandler, notFound } from './http/errors.js';
+import { installGraphql } from './http/graphql.js';
+import { installHealth } from './http/health.js';
+import { maskIngressCode } from './domain/source-url.js';
+
+export interface AppDeps {
+  config: Config;
+  prisma: PrismaClient;
+  logger: Logger;
+}
+
+/** The HTTP app, read top to bottom: each server concern installs itself; unmatched paths get JSON 404s. */
+export function makeApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
+      // Only what an operator needs; headers stay out and ingress codes are masked (they are secrets).
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: maskIngressCode(req.url) }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  installHealth(app, deps);
+  installGraphql(app, { ...deps, supportTokens: deps.config.supportTokens, ingressUrl: deps.config.ingressUrl });
+
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

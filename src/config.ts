@@ -1,0 +1,154 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable the service reads, parsed and validated in one place.
+ * The README's configuration table lists the same names; keep the two together.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: the service runs an embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  baseUrl: string;
+  ingressUrl: string;
+  docsUrl: string;
+  /** 32-byte key for secrets at rest; unset with the embedded database, which keeps one under `dataDir`. */
+  encryptionKey: Buffer | undefined;
+  supportTokens: string[];
+  outboundAllowPrivate: boolean;
+  trustProxy: boolean;
+  logLevel: LogLevel;
+  workerMonitoring: boolean;
+  queryTimeoutMs: number;
+  hubspotBaseUrl: string;
+  salesforceLoginUrl: string;
+  smartleadBaseUrl: string;
+  instantlyBaseUrl: string;
+  smtpUrl: string | undefined;
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** Thrown with one line per bad variable, so an operator fixes them all in one go. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses the environment into a {@link Config}.
+ * @throws ConfigError naming every variable with a bad value; a secret's value is never echoed.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+    );
+  }
+  const e = parsed.data;
+  if (e.DATABASE_URL !== undefined && e.ENCRYPTION_KEY === undefined) {
+    throw new ConfigError([
+      'ENCRYPTION_KEY: required when DATABASE_URL is set, so that every process shares one key ' +
+        "(generate one with: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\")",
+    ]);
+  }
+  const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(cwd, e.DATA_DIR),
+    baseUrl,
+    ingressUrl: stripTrailingSlash(e.INGRESS_URL ?? baseUrl),
+    docsUrl: e.DOCS_URL ?? `${baseUrl}/docs`,
+    encryptionKey: e.ENCRYPTION_KEY,
+    supportTokens: e.SUPPORT_TOKENS,
+    outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    workerMonitoring: e.WORKER_MONITORING,
+    queryTimeoutMs: e.QUERY_TIMEOUT_MS,
+    hubspotBaseUrl: stripTrailingSlash(e.HUBSPOT_BASE_URL),
+    salesforceLoginUrl: stripTrailingSlash(e.SALESFORCE_LOGIN_URL),
+    smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
+    instantlyBaseUrl: stripTrailingSlash(e.INSTANTLY_BASE_URL),
+    smtpUrl: e.SMTP_URL,
+  };
+}
+
+/** An unset variable and an empty one mean the same: take the default. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const withDefault = <T extends z.ZodType>(schema: T, fallback: string) =>
+  z.preprocess((value) => (value === undefined || value === '' ? fallback : value), schema);
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+const boolean = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { error: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+
+const postgresUrl = z
+  .string()
+  .refine((value) => /^postgres(ql)?:\/\/./.test(value) && URL.canParse(value), {
+    error: 'must be a postgres:// or postgresql:// connection URL',
+  });
+
+// The key is a secret: messages describe the expected form and never echo the value.
+const encryptionKey = z.string().transform((value, ctx) => {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(value)) return Buffer.from(value, 'base64');
+  ctx.addIssue({ code: 'custom', message: 'must be 32 bytes, written as 64 hex characters or 44 base64 characters' });
+  return z.NEVER;
+});
+
+const tokenList = z.string().transform((value, ctx) => {
+  const tokens = value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  if (tokens.some((t) => t.length < 16)) {
+    ctx.addIssue({ code: 'custom', message: 'each staff token must be at least 16 characters' });
+    return z.NEVER;
+  }
+  return tokens;
+});
+
+const envSchema = z.object({
+  PORT: withDefault(integer(0, 65535), '3000'),
+  HOST: withDefault(z.string().min(1), '0.0.0.0'),
+  DATABASE_URL: optional(postgresUrl),
+  DATA_DIR: withDefault(z.string().min(1), './.data'),
+  BASE_URL: optional(httpUrl),
+  INGRESS_URL: optional(httpUrl),
+  DOCS_URL: optional(httpUrl),
+  ENCRYPTION_KEY: optional(encryptionKey),
+  SUPPORT_TOKENS: withDefault(tokenList, ''),
+  OUTBOUND_ALLOW_PRIVATE: withDefault(boolean, 'false'),
+  TRUST_PROXY: withDefault(boolean, 'false'),
+  LOG_LEVEL: withDefault(
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    }),
+    'info',
+  ),
+  WORKER_MONITORING: withDefault(boolean, 'false'),
+  QUERY_TIMEOUT_MS: withDefault(integer(1, 600_000), '20000'),
+  HUBSPOT_BASE_URL: withDefault(httpUrl, 'https://api.hubapi.com'),
+  SALESFORCE_LOGIN_URL: withDefault(httpUrl, 'https://login.salesforce.com'),
+  SMARTLEAD_BASE_URL: withDefault(httpUrl, 'https://server.smartlead.ai'),
+  INSTANTLY_BASE_URL: withDefault(httpUrl, 'https://api.instantly.ai'),
+  SMTP_URL: optional(z.string().refine((v) => /^smtps?:\/\//.test(v) && URL.canParse(v), { error: 'must be an smtp:// or smtps:// URL' })),
+});
+
+function stripTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

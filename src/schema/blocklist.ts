@@ -1,0 +1,20 @@
+import { builder } from './builder.js';
+
+builder.prismaObject('Blocklist', {
+  description: 'A CRM block list kept in sync with a sequencer.',
+  fields: (t) => ({
+    id: t.exposeInt('id', { description: 'Block list id.' }),
+    listName: t.exposeString('listName', { description: 'Name of the CRM list.' }),
+    platform: t.exposeString('platform', { description: 'Sequencer the list is pushed to.' }),
+    blockType: t.exposeString('blockType', { description: '`ADDRESS` or `DOMAIN`.' }),
+    status: t.exposeString('status', { description: 'CREATED, FETCHING, SYNCING, SYNCED or SYNCING_NEW_CONTACTS.' }),
+    isEnabled: t.exposeBoolean('isEnabled', { description: 'False while paused.' }),
+    hasCrmSource: t.exposeBoolean('hasCrmSource', { description: 'Whether a CRM list backs it.' }),
+    syncedCount: t.relationCount('entries', { where: { pushedAt: { not: null } }, description: 'Entries pushed to the sequencer.' }),
+    pendingCount: t.relationCount('entries', { where: { pushedAt: null }, description: 'Entries not pushed yet.' }),
+    lastFetchedAt: t.expose('lastFetchedAt', { type: 'DateTime', nullable: true, description: 'Last complete CRM fetch.' }),
+    lastError: t.exposeString('lastError', { nullable: true, description: 'Last operational error (may carry vendor text).' }),
+    lastAttemptedAt: t.expose('lastAttemptedAt', { type: 'DateTime', nullable: true, description: 'Last fetch or push attempt.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the list was created.' }),
+  }),
+});

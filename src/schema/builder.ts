@@ -1,0 +1,29 @@
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import type PrismaTypes from '../generated/pothos-prisma-types.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import type { Context } from './context.js';
+
+/** The one Pothos builder. It holds no types: each lives in its own file, imported by index.ts. */
+export const builder = new SchemaBuilder<{
+  PrismaTypes: PrismaTypes;
+  Context: Context;
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
+  };
+}>({
+  plugins: [PrismaPlugin],
+  defaultFieldNullability: false,
+  prisma: {
+    client: (ctx) => ctx.prisma,
+    dmmf: getDatamodel(),
+    exposeDescriptions: true,
+    filterConnectionTotalCount: true,
+    // A resolver that forgets to spread `query` loses the batching that keeps SQL counts flat.
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
+  },
+});
+
+builder.queryType({ description: 'Support staff read access to every account.' });

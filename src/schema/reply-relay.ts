@@ -1,0 +1,33 @@
+import { builder } from './builder.js';
+
+interface CategoryRef {
+  id: string;
+  name: string;
+}
+
+const Category = builder.objectRef<CategoryRef>('LeadCategory').implement({
+  description: 'A lead category of the sequencer.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Category id.' }),
+    name: t.exposeString('name', { description: 'Category name.' }),
+  }),
+});
+
+builder.prismaObject('ReplyRelay', {
+  description: 'Copies a sales rep on prospect replies.',
+  fields: (t) => ({
+    id: t.exposeInt('id', { description: 'Reply relay id.' }),
+    description: t.exposeString('description', { description: 'Free text.' }),
+    ccEmail: t.exposeString('ccEmail', { description: 'Address copied on replies (personal data).' }),
+    delayMinutes: t.exposeInt('delayMinutes', { description: 'Minutes to wait before relaying.' }),
+    bodyTemplates: t.exposeStringList('bodyTemplates', { description: 'Templates of the relayed message.' }),
+    categoryAllowlist: t.field({
+      type: [Category],
+      description: 'Categories a lead must carry for its reply to be relayed; empty relays all.',
+      select: { categoryAllowlist: true },
+      resolve: (relay) => relay.categoryAllowlist as unknown as CategoryRef[],
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the relay was created.' }),
+    sources: t.relation('sources', { description: 'Sources bound to this relay.', query: { orderBy: { id: 'asc' } } }),
+  }),
+});

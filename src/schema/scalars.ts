@@ -1,0 +1,21 @@
+import { GraphQLError, Kind } from 'graphql';
+import { builder } from './builder.js';
+
+builder.scalarType('DateTime', {
+  description: 'An ISO 8601 date-time in UTC, e.g. 2026-11-22T04:25:00.000Z.',
+  serialize: (value) => value.toISOString(),
+  parseValue: (value) => parseDate(value),
+  parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value, as stored.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+});
+
+function parseDate(value: unknown): Date {
+  const date = typeof value === 'string' ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 date-time string');
+  return date;
+}
