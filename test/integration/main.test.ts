@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import { childEnv, tsxCommand } from '../support/processes.js';
+import { freePort, reachableTempDir, startService } from '../support/service-process.js';
+
+const run = promisify(execFile);
+
+function admin(env: Record<string, string>, ...args: string[]) {
+  const [command, argv] = tsxCommand('src/admin/cli.ts', ...args);
+  return run(command, argv, { env: childEnv(env) });
+}
+
+function postmasterPid(dataDir: string): Promise<number> {
+  return readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').then((text) => Number(text.split('\n')[0]));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm start on the embedded PostgreSQL', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dataDir = await reachableTempDir('pss-start-');
+    env = { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('first start: migrates, loads the demo, prints the key, ingress URL and curl lines, serves, and stops cleanly', async () => {
+    const service = startService('all', env);
+    try {
+      await service.waitFor('curl -s');
+      const base = `http://localhost:${env.PORT}`;
+      expect(service.stdout()).toContain(`Pipeline Sync Service is listening on ${base}`);
+      expect(service.stdout()).toContain('Demo API key:        svcapi_demoReadKeyAcme0000000000000001');
+      expect(service.stdout()).toContain(`Demo ingress URL:    ${base}/webhooks/demoSmartleadAcme01`);
+      expect(service.stdout()).toContain(`curl -s ${base}/health`);
+
+      const health = await fetch(`http://127.0.0.1:${env.PORT}/health/ready`);
+      expect(await health.json()).toMatchObject({ status: 'operational' });
+
+      // The admin CLI joins the running cluster.
+      const { stdout } = await admin(env, 'list-accounts');
+      expect(JSON.parse(stdout).map((a: { email: string | null }) => a.email)).toEqual(['owner@acme.test', null]);
+    } finally {
+      const code = await service.stop('SIGTERM');
+      expect(code).toBe(0);
+    }
+    expect(service.stderr()).not.toMatch(/\n\s+at /);
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('second start: reuses the data and does not seed twice; Ctrl-C (SIGINT) stops it cleanly', async () => {
+    const service = startService('all', env);
+    try {
+      await service.waitFor('curl -s');
+      const { stdout } = await admin(env, 'list-accounts');
+      expect(JSON.parse(stdout)).toHaveLength(2);
+    } finally {
+      expect(await service.stop('SIGINT')).toBe(0);
+    }
+    expect(service.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses a second npm start on the same DATA_DIR while one runs', async () => {
+    const first = startService('all', env);
+    try {
+      await first.waitFor('curl -s');
+      const second = startService('all', { ...env, PORT: String(await freePort()) });
+      expect(await second.exited).toBe(1);
+      expect(second.stderr()).toContain('another "npm start" uses this DATA_DIR');
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('recovers the PostgreSQL a killed npm start left behind', async () => {
+    const killed = startService('all', env);
+    await killed.waitFor('curl -s');
+    const orphan = await postmasterPid(dataDir);
+    await killed.stop('SIGKILL');
+    expect(alive(orphan)).toBe(true);
+
+    const next = startService('all', env);
+    try {
+      await next.waitFor('curl -s');
+      expect(alive(orphan)).toBe(false);
+    } finally {
+      expect(await next.stop()).toBe(0);
+    }
+  });
+
+  it('the admin CLI starts the cluster briefly when nothing runs, and leaves none behind', async () => {
+    const { stdout } = await admin(env, 'create-key', '--account', '1', '--name', 'ci', '--scopes', 'read,write');
+    expect(JSON.parse(stdout)).toMatchObject({ accountId: 1, name: 'ci', scopes: ['read', 'write'], key: expect.stringMatching(/^svcapi_/) });
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});
+
+describe('start-up errors', () => {
+  it('a bad variable stops the start with a clear message and no stack trace', async () => {
+    const service = startService('all', { PORT: 'abc', LOG_LEVEL: 'loud', DATA_DIR: '/nonexistent' });
+    expect(await service.exited).toBe(1);
+    expect(service.stderr()).toContain('Could not start: Invalid configuration:');
+    expect(service.stderr()).toContain('PORT: must be a whole number');
+    expect(service.stderr()).toContain('LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent');
+    expect(service.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it('npm run api without DATABASE_URL and no running npm start says what to do', async () => {
+    const dir = await reachableTempDir('pss-nothing-');
+    try {
+      const service = startService('api', { DATA_DIR: dir });
+      expect(await service.exited).toBe(1);
+      expect(service.stderr()).toContain('No embedded PostgreSQL is running');
+      expect(service.stderr()).toContain('set DATABASE_URL');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('npm run api and npm run worker against DATABASE_URL', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('run as separate processes, two of each, sharing one database', async () => {
+    const base = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'), HOST: '127.0.0.1', LOG_LEVEL: 'info' };
+    const ports = [await freePort(), await freePort()];
+    const services = [
+      startService('api', { ...base, PORT: String(ports[0]) }),
+      startService('api', { ...base, PORT: String(ports[1]) }),
+      startService('worker', base),
+      startService('worker', base),
+    ];
+    try {
+      await Promise.all(services.map((s) => s.waitFor('"msg":"started"')));
+      for (const port of ports) {
+        const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+        expect(res.status).toBe(200);
+      }
+      for (const worker of services.slice(2)) await worker.waitFor('Worker connected and looking for jobs');
+      // Neither half seeds demo data: that is npm start's first-run job only.
+      expect(await db.prisma.account.count()).toBe(0);
+      // graphile-worker's schema exists in the shared database.
+      expect(await db.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'graphile_worker'")).toHaveLength(1);
+    } finally {
+      const codes = await Promise.all(services.map((s) => s.stop('SIGTERM')));
+      expect(codes).toEqual([0, 0, 0, 0]);
+    }
+    for (const s of services) expect(s.stderr()).not.toMatch(/\n\s+at /);
+    // The log never carries the database password.
+    const password = new URL(db.url).password;
+    for (const s of services) expect(s.stdout() + s.stderr()).not.toContain(password);
+  });
+});

@@ -1,0 +1,41 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { applyMigrations } from '../../src/db/migrations.js';
+
+export const TEMPLATE_DATABASE = 'pss_template';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** URL of the cluster's maintenance database, for creating per-file databases. */
+    postgresAdminUrl: string;
+    templateDatabase: string;
+  }
+}
+
+/**
+ * Starts one throwaway embedded PostgreSQL for the run (durability off: it is thrown away) and
+ * builds a migrated template database that every test file clones.
+ */
+export default async function setup(project: TestProject) {
+  // Under os.tmpdir() and world-searchable: as root, PostgreSQL runs as `postgres` and must reach it.
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pss-test-'));
+  await chmod(dataDir, 0o755);
+  const db = await startEmbeddedPostgres({
+    dataDir,
+    database: TEMPLATE_DATABASE,
+    settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '300' },
+  });
+  await applyMigrations(db.url);
+  const adminUrl = new URL(db.url);
+  adminUrl.pathname = '/postgres';
+  project.provide('postgresAdminUrl', adminUrl.toString());
+  project.provide('templateDatabase', TEMPLATE_DATABASE);
+
+  return async () => {
+    await db.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}

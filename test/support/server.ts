@@ -1,0 +1,41 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { makeApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { PrismaClient } from '../../src/db/prisma.js';
+import { createLogger } from '../../src/logger.js';
+import { TEST_ENCRYPTION_KEY } from './database.js';
+
+/** The real app on a loopback port, configured like production but for the given variables. */
+export interface TestServer {
+  baseUrl: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export const SUPPORT_TOKEN = 'staff-token-0123456789abcdef';
+
+export async function startTestServer(db: { url: string; prisma: PrismaClient }, env: Record<string, string> = {}): Promise<TestServer> {
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+    SUPPORT_TOKENS: SUPPORT_TOKEN,
+    LOG_LEVEL: 'silent',
+    BASE_URL: 'http://api.test.local',
+    ...env,
+  });
+  const app = makeApp({ config, prisma: db.prisma, logger: createLogger('silent', process.stderr) });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    config,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
