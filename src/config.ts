@@ -45,18 +45,16 @@ export class ConfigError extends Error {
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
-    );
-  }
-  const e = parsed.data;
-  if (e.DATABASE_URL !== undefined && e.ENCRYPTION_KEY === undefined) {
-    throw new ConfigError([
+  const problems = parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  // Checked on the raw values too, so a missing key is reported with every other problem at once.
+  if (isSet(env.DATABASE_URL) && !isSet(env.ENCRYPTION_KEY)) {
+    problems.push(
       'ENCRYPTION_KEY: required when DATABASE_URL is set, so that every process shares one key ' +
         "(generate one with: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\")",
-    ]);
+    );
   }
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const e = parsed.data;
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
   return {
     port: e.PORT,
@@ -65,7 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir: path.resolve(cwd, e.DATA_DIR),
     baseUrl,
     ingressUrl: stripTrailingSlash(e.INGRESS_URL ?? baseUrl),
-    docsUrl: e.DOCS_URL ?? `${baseUrl}/docs`,
+    docsUrl: stripTrailingSlash(e.DOCS_URL ?? `${baseUrl}/docs`),
     encryptionKey: e.ENCRYPTION_KEY,
     supportTokens: e.SUPPORT_TOKENS,
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
@@ -148,6 +146,10 @@ const envSchema = z.object({
   INSTANTLY_BASE_URL: withDefault(httpUrl, 'https://api.instantly.ai'),
   SMTP_URL: optional(z.string().refine((v) => /^smtps?:\/\//.test(v) && URL.canParse(v), { error: 'must be an smtp:// or smtps:// URL' })),
 });
+
+function isSet(value: string | undefined): boolean {
+  return value !== undefined && value !== '';
+}
 
 function stripTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');

@@ -39,7 +39,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   stack.logger = logger;
   installSignalHandlers(stack, logger);
 
-  const database = await openDatabase(config, role === 'all' ? 'own' : 'join', (line) => logger.debug({ postgres: line }, 'postgres'));
+  const database = await openDatabase(config, role === 'all' ? 'own' : 'join');
   stack.push('database', () => database.release());
   const applied = await applyMigrations(database.url);
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');

@@ -19,12 +19,12 @@ export interface Database {
  */
 export type EmbeddedMode = 'own' | 'join' | 'borrow';
 
-export async function openDatabase(config: Config, mode: EmbeddedMode, onLog?: (line: string) => void): Promise<Database> {
+export async function openDatabase(config: Config, mode: EmbeddedMode): Promise<Database> {
   if (config.databaseUrl !== undefined) {
     // loadConfig guarantees the key whenever DATABASE_URL is set.
     return { url: config.databaseUrl, encryptionKey: config.encryptionKey as Buffer, description: 'DATABASE_URL', release: async () => {} };
   }
-  const options = { dataDir: config.dataDir, ...(onLog ? { onLog } : {}) };
+  const options = { dataDir: config.dataDir };
   const embedded =
     mode === 'own'
       ? await startEmbeddedPostgres(options)

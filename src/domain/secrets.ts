@@ -60,7 +60,8 @@ export function openSecret(key: Buffer, sealed: string): string {
   if (version !== 'v1' || iv === undefined || tag === undefined || ciphertext === undefined) {
     throw new Error('Not a sealed secret');
   }
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  // A fixed tag length: GCM would otherwise accept a truncated tag, and a 4-byte tag is forgeable.
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   try {
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');

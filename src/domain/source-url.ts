@@ -12,5 +12,6 @@ export function sourceUrl(
 
 /** `/webhooks/<code>[/<code2>]...` with the codes replaced, for log lines (ingress codes are secrets). */
 export function maskIngressCode(url: string): string {
-  return url.replace(/^\/webhooks\/[^?#]*/, '/webhooks/[redacted]');
+  // Express routes match case-insensitively and tolerate repeated slashes, so the mask must too.
+  return url.replace(/^\/+webhooks\/[^?#]*/i, '/webhooks/[redacted]');
 }

@@ -1,0 +1,377 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Config } from '../../src/config.js';
+
+const CWD = '/srv/pipeline';
+
+/** 32 bytes 0x00..0x1f, in the two accepted spellings. */
+const KEY_BYTES = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+const HEX_KEY = KEY_BYTES.toString('hex');
+const BASE64_KEY = KEY_BYTES.toString('base64');
+
+function configErrorFor(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env, CWD);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`expected loadConfig to reject ${JSON.stringify(Object.keys(env))}`);
+}
+
+/** The variable names a ConfigError complains about, in order. */
+function namedVariables(error: ConfigError): string[] {
+  return error.problems.map((problem) => problem.slice(0, problem.indexOf(':')));
+}
+
+const DEFAULTS: Config = {
+  port: 3000,
+  host: '0.0.0.0',
+  databaseUrl: undefined,
+  dataDir: path.resolve(CWD, '.data'),
+  baseUrl: 'http://localhost:3000',
+  ingressUrl: 'http://localhost:3000',
+  docsUrl: 'http://localhost:3000/docs',
+  encryptionKey: undefined,
+  supportTokens: [],
+  outboundAllowPrivate: false,
+  trustProxy: false,
+  logLevel: 'info',
+  workerMonitoring: false,
+  queryTimeoutMs: 20_000,
+  hubspotBaseUrl: 'https://api.hubapi.com',
+  salesforceLoginUrl: 'https://login.salesforce.com',
+  smartleadBaseUrl: 'https://server.smartlead.ai',
+  instantlyBaseUrl: 'https://api.instantly.ai',
+  smtpUrl: undefined,
+};
+
+const ALL_VARIABLES = [
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'DATA_DIR',
+  'BASE_URL',
+  'INGRESS_URL',
+  'DOCS_URL',
+  'ENCRYPTION_KEY',
+  'SUPPORT_TOKENS',
+  'OUTBOUND_ALLOW_PRIVATE',
+  'TRUST_PROXY',
+  'LOG_LEVEL',
+  'WORKER_MONITORING',
+  'QUERY_TIMEOUT_MS',
+  'HUBSPOT_BASE_URL',
+  'SALESFORCE_LOGIN_URL',
+  'SMARTLEAD_BASE_URL',
+  'INSTANTLY_BASE_URL',
+  'SMTP_URL',
+] as const;
+
+describe('loadConfig defaults', () => {
+  it('returns every documented default for an empty environment', () => {
+    expect(loadConfig({}, CWD)).toEqual(DEFAULTS);
+  });
+
+  it('treats every variable set to the empty string as unset', () => {
+    const env = Object.fromEntries(ALL_VARIABLES.map((name) => [name, '']));
+
+    expect(loadConfig(env, CWD)).toEqual(DEFAULTS);
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(loadConfig({ NODE_ENV: 'production', PATH: '/usr/bin', UNRELATED: 'x' }, CWD)).toEqual(DEFAULTS);
+  });
+
+  it.each([
+    ['./.data', '/srv/pipeline/.data'],
+    ['data', '/srv/pipeline/data'],
+    ['state/../store', '/srv/pipeline/store'],
+    ['../shared-data', '/srv/shared-data'],
+    ['/var/lib/pipeline', '/var/lib/pipeline'],
+  ])('resolves DATA_DIR=%s against the working directory to %s', (dataDir, expected) => {
+    expect(loadConfig({ DATA_DIR: dataDir }, CWD).dataDir).toBe(expected);
+  });
+
+  it('derives BASE_URL, INGRESS_URL and DOCS_URL from PORT when none is set', () => {
+    const config = loadConfig({ PORT: '8080' }, CWD);
+
+    expect(config).toMatchObject({
+      port: 8080,
+      baseUrl: 'http://localhost:8080',
+      ingressUrl: 'http://localhost:8080',
+      docsUrl: 'http://localhost:8080/docs',
+    });
+  });
+
+  it('defaults INGRESS_URL and DOCS_URL to the configured BASE_URL', () => {
+    const config = loadConfig({ BASE_URL: 'https://pipeline.example.com/app' }, CWD);
+
+    expect(config).toMatchObject({
+      baseUrl: 'https://pipeline.example.com/app',
+      ingressUrl: 'https://pipeline.example.com/app',
+      docsUrl: 'https://pipeline.example.com/app/docs',
+    });
+  });
+
+  it('uses INGRESS_URL and DOCS_URL when they are set', () => {
+    const config = loadConfig(
+      { BASE_URL: 'https://api.example.com', INGRESS_URL: 'https://in.example.com', DOCS_URL: 'https://docs.example.com/guide' },
+      CWD,
+    );
+
+    expect(config).toMatchObject({
+      baseUrl: 'https://api.example.com',
+      ingressUrl: 'https://in.example.com',
+      docsUrl: 'https://docs.example.com/guide',
+    });
+  });
+
+  it('strips a trailing slash from an explicit DOCS_URL like every other URL', () => {
+    expect(loadConfig({ DOCS_URL: 'https://docs.example.com/' }, CWD).docsUrl).toBe('https://docs.example.com');
+  });
+
+  it('strips trailing slashes from BASE_URL before deriving INGRESS_URL and DOCS_URL', () => {
+    const config = loadConfig({ BASE_URL: 'https://pipeline.example.com/app//' }, CWD);
+
+    expect(config).toMatchObject({
+      baseUrl: 'https://pipeline.example.com/app',
+      ingressUrl: 'https://pipeline.example.com/app',
+      docsUrl: 'https://pipeline.example.com/app/docs',
+    });
+  });
+
+  it.each([
+    ['BASE_URL', 'baseUrl'],
+    ['INGRESS_URL', 'ingressUrl'],
+    ['HUBSPOT_BASE_URL', 'hubspotBaseUrl'],
+    ['SALESFORCE_LOGIN_URL', 'salesforceLoginUrl'],
+    ['SMARTLEAD_BASE_URL', 'smartleadBaseUrl'],
+    ['INSTANTLY_BASE_URL', 'instantlyBaseUrl'],
+  ] as const)('strips trailing slashes from %s', (name, field) => {
+    const config = loadConfig({ [name]: 'http://127.0.0.1:4010/emulator/' }, CWD);
+
+    expect(config[field]).toBe('http://127.0.0.1:4010/emulator');
+  });
+
+  it.each([
+    ['HUBSPOT_BASE_URL', 'hubspotBaseUrl', 'http://127.0.0.1:4001'],
+    ['SALESFORCE_LOGIN_URL', 'salesforceLoginUrl', 'http://127.0.0.1:4002'],
+    ['SMARTLEAD_BASE_URL', 'smartleadBaseUrl', 'https://smartlead.emulator.test'],
+    ['INSTANTLY_BASE_URL', 'instantlyBaseUrl', 'https://instantly.emulator.test'],
+  ] as const)('takes %s over the connector default', (name, field, url) => {
+    expect(loadConfig({ [name]: url }, CWD)[field]).toBe(url);
+  });
+});
+
+describe('loadConfig accepted values', () => {
+  it.each([
+    ['0', 0],
+    ['1', 1],
+    ['8080', 8080],
+    ['65535', 65535],
+  ])('accepts PORT=%s', (value, expected) => {
+    expect(loadConfig({ PORT: value }, CWD).port).toBe(expected);
+  });
+
+  it.each([
+    ['1', 1],
+    ['600000', 600_000],
+  ])('accepts QUERY_TIMEOUT_MS=%s', (value, expected) => {
+    expect(loadConfig({ QUERY_TIMEOUT_MS: value }, CWD).queryTimeoutMs).toBe(expected);
+  });
+
+  it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)('accepts LOG_LEVEL=%s', (level) => {
+    expect(loadConfig({ LOG_LEVEL: level }, CWD).logLevel).toBe(level);
+  });
+
+  it.each([
+    ['OUTBOUND_ALLOW_PRIVATE', 'outboundAllowPrivate'],
+    ['TRUST_PROXY', 'trustProxy'],
+    ['WORKER_MONITORING', 'workerMonitoring'],
+  ] as const)('reads %s as a boolean from true/false/1/0', (name, field) => {
+    expect(loadConfig({ [name]: 'true' }, CWD)[field]).toBe(true);
+    expect(loadConfig({ [name]: '1' }, CWD)[field]).toBe(true);
+    expect(loadConfig({ [name]: 'false' }, CWD)[field]).toBe(false);
+    expect(loadConfig({ [name]: '0' }, CWD)[field]).toBe(false);
+  });
+
+  it('uses HOST as given', () => {
+    expect(loadConfig({ HOST: '127.0.0.1' }, CWD).host).toBe('127.0.0.1');
+  });
+
+  it.each(['postgres://app:pw@db.internal:5432/pipeline', 'postgresql://app@db.internal/pipeline?sslmode=require'])(
+    'accepts DATABASE_URL=%s together with ENCRYPTION_KEY',
+    (url) => {
+      expect(loadConfig({ DATABASE_URL: url, ENCRYPTION_KEY: HEX_KEY }, CWD).databaseUrl).toBe(url);
+    },
+  );
+
+  it.each(['smtp://mail.example.com:25', 'smtps://user:pw@mail.example.com:465'])('accepts SMTP_URL=%s', (url) => {
+    expect(loadConfig({ SMTP_URL: url }, CWD).smtpUrl).toBe(url);
+  });
+
+  it('splits SUPPORT_TOKENS on commas, trimming blanks and dropping empty entries', () => {
+    const config = loadConfig({ SUPPORT_TOKENS: ' staff-token-aaaaaaaa , staff-token-bbbbbbbbbb,, ' }, CWD);
+
+    expect(config.supportTokens).toEqual(['staff-token-aaaaaaaa', 'staff-token-bbbbbbbbbb']);
+  });
+
+  it('accepts a staff token of exactly 16 characters', () => {
+    expect(loadConfig({ SUPPORT_TOKENS: '0123456789abcdef' }, CWD).supportTokens).toEqual(['0123456789abcdef']);
+  });
+});
+
+describe('loadConfig ENCRYPTION_KEY', () => {
+  it.each([
+    ['64 lowercase hex characters', HEX_KEY],
+    ['64 uppercase hex characters', HEX_KEY.toUpperCase()],
+    ['44 base64 characters with padding', BASE64_KEY],
+    ['43 base64 characters without padding', BASE64_KEY.replace(/=$/, '')],
+  ])('decodes %s to the 32 key bytes', (_form, value) => {
+    const key = loadConfig({ ENCRYPTION_KEY: value }, CWD).encryptionKey;
+
+    expect(key).toBeInstanceOf(Buffer);
+    expect(key?.length).toBe(32);
+    expect(key?.equals(KEY_BYTES)).toBe(true);
+  });
+
+  it('decodes a base64 key containing + and /', () => {
+    const bytes = Buffer.alloc(32, 0xfb);
+    const value = bytes.toString('base64');
+    expect(value).toMatch(/[+/]/);
+
+    expect(loadConfig({ ENCRYPTION_KEY: value }, CWD).encryptionKey?.equals(bytes)).toBe(true);
+  });
+
+  it.each([
+    ['63 hex characters', HEX_KEY.slice(1)],
+    ['65 hex characters', `${HEX_KEY}0`],
+    ['64 characters that are not all hex', `${HEX_KEY.slice(0, 63)}g`],
+    ['44 base64 characters without padding (33 bytes)', 'A'.repeat(44)],
+    ['42 base64 characters', BASE64_KEY.slice(0, 42)],
+    ['a base64 key for 16 bytes', Buffer.alloc(16, 1).toString('base64')],
+    ['a passphrase', 'correct horse battery staple'],
+  ])('rejects %s', (_form, value) => {
+    const error = configErrorFor({ ENCRYPTION_KEY: value });
+
+    expect(namedVariables(error)).toEqual(['ENCRYPTION_KEY']);
+    expect(error.problems[0]).toContain('32 bytes');
+  });
+
+  it('is required when DATABASE_URL is set', () => {
+    const error = configErrorFor({ DATABASE_URL: 'postgres://app@db.internal/pipeline' });
+
+    expect(namedVariables(error)).toEqual(['ENCRYPTION_KEY']);
+    expect(error.problems[0]).toContain('required when DATABASE_URL is set');
+  });
+
+  it('is required when DATABASE_URL is set even if ENCRYPTION_KEY is the empty string', () => {
+    const error = configErrorFor({ DATABASE_URL: 'postgres://app@db.internal/pipeline', ENCRYPTION_KEY: '' });
+
+    expect(namedVariables(error)).toEqual(['ENCRYPTION_KEY']);
+  });
+
+  it('is optional with the embedded database', () => {
+    expect(loadConfig({ ENCRYPTION_KEY: HEX_KEY }, CWD).databaseUrl).toBeUndefined();
+    expect(loadConfig({}, CWD).encryptionKey).toBeUndefined();
+  });
+});
+
+describe('loadConfig rejected values', () => {
+  it.each([
+    ['PORT', 'abc', 'must be a whole number'],
+    ['PORT', '-1', 'must be a whole number'],
+    ['PORT', '3000.5', 'must be a whole number'],
+    ['PORT', ' 3000', 'must be a whole number'],
+    ['PORT', '70000', 'must be at most 65535'],
+    ['QUERY_TIMEOUT_MS', '0', 'must be at least 1'],
+    ['QUERY_TIMEOUT_MS', '600001', 'must be at most 600000'],
+    ['QUERY_TIMEOUT_MS', '20s', 'must be a whole number'],
+    ['LOG_LEVEL', 'loud', 'must be one of'],
+    ['LOG_LEVEL', 'INFO', 'must be one of'],
+    ['OUTBOUND_ALLOW_PRIVATE', 'yes', 'must be true or false'],
+    ['TRUST_PROXY', 'on', 'must be true or false'],
+    ['WORKER_MONITORING', 'TRUE', 'must be true or false'],
+    ['BASE_URL', 'ftp://x', 'must be an http:// or https:// URL'],
+    ['BASE_URL', 'localhost:3000', 'must be an http:// or https:// URL'],
+    ['INGRESS_URL', 'not a url', 'must be an http:// or https:// URL'],
+    ['DOCS_URL', 'file:///docs', 'must be an http:// or https:// URL'],
+    ['HUBSPOT_BASE_URL', 'ws://api.hubapi.com', 'must be an http:// or https:// URL'],
+    ['SALESFORCE_LOGIN_URL', 'login.salesforce.com', 'must be an http:// or https:// URL'],
+    ['SMARTLEAD_BASE_URL', 'ftp://server.smartlead.ai', 'must be an http:// or https:// URL'],
+    ['INSTANTLY_BASE_URL', 'api.instantly.ai', 'must be an http:// or https:// URL'],
+    ['DATABASE_URL', 'mysql://x', 'must be a postgres:// or postgresql:// connection URL'],
+    ['DATABASE_URL', 'postgres://', 'must be a postgres:// or postgresql:// connection URL'],
+    ['DATABASE_URL', 'db.internal:5432', 'must be a postgres:// or postgresql:// connection URL'],
+    ['SUPPORT_TOKENS', 'short', 'at least 16 characters'],
+    ['SUPPORT_TOKENS', '0123456789abcdef,0123456789abcde', 'at least 16 characters'],
+    ['ENCRYPTION_KEY', 'abcd', '32 bytes'],
+    ['SMTP_URL', 'http://x', 'must be an smtp:// or smtps:// URL'],
+    ['SMTP_URL', 'mail.example.com:25', 'must be an smtp:// or smtps:// URL'],
+  ])('rejects %s=%j with a problem naming the variable', (name, value, message) => {
+    // A valid key beside a DATABASE_URL, so the only problem is the value under test.
+    const key = name === 'DATABASE_URL' ? { ENCRYPTION_KEY: 'a'.repeat(64) } : {};
+    const error = configErrorFor({ [name]: value, ...key });
+
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('ConfigError');
+    expect(error.problems).toHaveLength(1);
+    expect(error.problems[0]).toMatch(new RegExp(`^${name}: `));
+    expect(error.problems[0]).toContain(message);
+    expect(error.message).toContain(`  - ${error.problems[0]}`);
+  });
+
+  it('reports several bad variables together in one error', () => {
+    const error = configErrorFor({
+      PORT: '70000',
+      LOG_LEVEL: 'loud',
+      OUTBOUND_ALLOW_PRIVATE: 'yes',
+      BASE_URL: 'ftp://x',
+      DATABASE_URL: 'mysql://x',
+      SUPPORT_TOKENS: 'short',
+      ENCRYPTION_KEY: 'abcd',
+      SMTP_URL: 'http://x',
+    });
+
+    expect(namedVariables(error).sort()).toEqual(
+      ['PORT', 'LOG_LEVEL', 'OUTBOUND_ALLOW_PRIVATE', 'BASE_URL', 'DATABASE_URL', 'SUPPORT_TOKENS', 'ENCRYPTION_KEY', 'SMTP_URL'].sort(),
+    );
+    for (const problem of error.problems) expect(error.message).toContain(problem);
+  });
+
+  it('reports a missing ENCRYPTION_KEY together with the other bad variables', () => {
+    const error = configErrorFor({ PORT: 'abc', DATABASE_URL: 'postgres://app@db.internal/pipeline' });
+
+    expect(namedVariables(error).sort()).toEqual(['ENCRYPTION_KEY', 'PORT']);
+  });
+});
+
+describe('loadConfig never echoes a secret', () => {
+  const dbPassword = 'Pa55w0rdFromVault';
+  const staffToken = 'staff-token-0123456789abcdef';
+
+  it.each([
+    ['a malformed ENCRYPTION_KEY', { ENCRYPTION_KEY: 'correct-horse-battery-staple-secret' }, ['correct-horse-battery-staple-secret']],
+    ['an ENCRYPTION_KEY one hex digit short', { ENCRYPTION_KEY: HEX_KEY.slice(1) }, [HEX_KEY.slice(1)]],
+    ['an ENCRYPTION_KEY one base64 digit short', { ENCRYPTION_KEY: BASE64_KEY.slice(0, 42) }, [BASE64_KEY.slice(0, 42)]],
+    ['SUPPORT_TOKENS with a short token', { SUPPORT_TOKENS: `${staffToken},tooShortSecret` }, [staffToken, 'tooShortSecret']],
+    ['a DATABASE_URL of the wrong kind', { DATABASE_URL: `mysql://admin:${dbPassword}@db.internal/app` }, [dbPassword]],
+    ['a DATABASE_URL without ENCRYPTION_KEY', { DATABASE_URL: `postgres://admin:${dbPassword}@db.internal/app` }, [dbPassword]],
+    [
+      'a valid DATABASE_URL and a bad ENCRYPTION_KEY',
+      { DATABASE_URL: `postgres://admin:${dbPassword}@db.internal/app`, ENCRYPTION_KEY: 'not-the-right-shape-at-all' },
+      [dbPassword, 'not-the-right-shape-at-all'],
+    ],
+    [
+      'a valid secret next to a bad variable',
+      { ENCRYPTION_KEY: HEX_KEY, SUPPORT_TOKENS: staffToken, DATABASE_URL: `postgres://admin:${dbPassword}@db/app`, PORT: 'x' },
+      [HEX_KEY, staffToken, dbPassword],
+    ],
+  ])('keeps the value out of the error for %s', (_case, env, secrets) => {
+    const error = configErrorFor(env);
+    const text = `${error.message}\n${error.problems.join('\n')}\n${error.stack ?? ''}`;
+
+    for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+});
