@@ -38,7 +38,7 @@ export async function openDatabase(config: Config, mode: EmbeddedMode): Promise<
   return {
     url: embedded.url,
     encryptionKey,
-    description: `embedded PostgreSQL on 127.0.0.1:${embedded.port} (${config.dataDir})`,
+    description: `embedded PostgreSQL on 127.0.0.1:${embedded.port} (cluster in ${embedded.clusterDir})`,
     release: () => (embedded.owned ? embedded.stop() : Promise.resolve()),
   };
 }

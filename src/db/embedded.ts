@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -13,6 +13,8 @@ export interface EmbeddedDatabase {
   port: number;
   /** True when this process started the cluster (and so must stop it). */
   owned: boolean;
+  /** Where the cluster's files are (see {@link clusterDirFor}). */
+  clusterDir: string;
   stop(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ const USER = SUPERUSER;
  * @throws when another process already runs a cluster on this data dir, or PostgreSQL cannot reach it.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const clusterDir = path.join(options.dataDir, 'postgres');
+  const clusterDir = clusterDirFor(options.dataDir);
   const running = await findRunningCluster(options);
   if (running && !(await ownerIsAlive(options.dataDir))) {
     // Left behind by a process that died without stopping it (SIGKILL, power loss of the parent).
@@ -69,6 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: connectionUrl(port, secrets.postgresPassword, database),
     port,
     owned: true,
+    clusterDir,
     stop: () => server.stop(),
   };
 }
@@ -82,7 +85,13 @@ export async function attachEmbeddedPostgres(options: EmbeddedOptions): Promise<
   if (!running) return undefined;
   const secrets = await readLocalSecrets(options.dataDir);
   const database = options.database ?? DEFAULT_DATABASE;
-  return { url: connectionUrl(running.port, secrets.postgresPassword, database), port: running.port, owned: false, stop: async () => {} };
+  return {
+    url: connectionUrl(running.port, secrets.postgresPassword, database),
+    port: running.port,
+    owned: false,
+    clusterDir: clusterDirFor(options.dataDir),
+    stop: async () => {},
+  };
 }
 
 /** Joins a running embedded cluster on `dataDir`, or starts one (which the caller then stops). */
@@ -112,7 +121,7 @@ export async function readLocalSecrets(dataDir: string): Promise<LocalSecrets> {
 }
 
 async function findRunningCluster(options: EmbeddedOptions): Promise<{ pid: number; port: number } | undefined> {
-  const pidFile = path.join(options.dataDir, 'postgres', 'postmaster.pid');
+  const pidFile = path.join(clusterDirFor(options.dataDir), 'postmaster.pid');
   if (!existsSync(pidFile)) return undefined;
   // postmaster.pid: line 1 the pid, line 4 the port (PostgreSQL's documented layout).
   const lines = (await readFile(pidFile, 'utf8')).split('\n');
@@ -158,10 +167,27 @@ function isAlive(pid: number): boolean {
 }
 
 /**
+ * Where the cluster of `dataDir` lives: `dataDir/postgres`, except as root when the `postgres` user cannot
+ * reach `dataDir` (a checkout under /root or a `mktemp -d` folder): then under /var/lib/pipeline-sync, in
+ * a folder named after `dataDir`, so that `npm start` still just works and each DATA_DIR keeps its own.
+ */
+export function clusterDirFor(dataDir: string): string {
+  const resolved = path.resolve(dataDir);
+  if (!isRoot() || !firstUnreachable(resolved)) return path.join(resolved, 'postgres');
+  const id = createHash('sha256').update(resolved).digest('hex').slice(0, 16);
+  return path.join(RELOCATED_ROOT, id, 'postgres');
+}
+
+/** Root's home for clusters whose DATA_DIR the postgres user cannot reach. */
+const RELOCATED_ROOT = '/var/lib/pipeline-sync';
+
+/**
  * As root, PostgreSQL runs as `postgres`, which must reach the cluster directory through every parent:
  * say so plainly instead of letting initdb fail obscurely.
  */
 async function prepareDirectory(clusterDir: string): Promise<void> {
+  // Parents (DATA_DIR itself, or the relocated folder) stay searchable; the cluster itself is private.
+  await mkdir(path.dirname(clusterDir), { recursive: true, mode: 0o755 });
   await mkdir(clusterDir, { recursive: true, mode: 0o700 });
   if (!isRoot()) return;
   const blocked = firstUnreachable(path.dirname(clusterDir));

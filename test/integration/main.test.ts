@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterDirFor } from '../../src/db/embedded.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
 import { childEnv, tsxCommand } from '../support/processes.js';
 import { freePort, reachableTempDir, startService } from '../support/service-process.js';
@@ -108,6 +110,25 @@ describe('npm start on the embedded PostgreSQL', () => {
     const { stdout } = await admin(env, 'create-key', '--account', '1', '--name', 'ci', '--scopes', 'read,write');
     expect(JSON.parse(stdout)).toMatchObject({ accountId: 1, name: 'ci', scopes: ['read', 'write'], key: expect.stringMatching(/^svcapi_/) });
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+});
+
+describe.runIf(process.getuid?.() === 0)('npm start as root with a DATA_DIR the postgres user cannot reach', () => {
+  it('keeps the cluster under /var/lib/pipeline-sync and still starts', async () => {
+    const privateDir = await mkdtemp(path.join(os.tmpdir(), 'pss-private-')); // mode 0700, like mktemp -d
+    const dataDir = path.join(privateDir, '.data');
+    const clusterDir = clusterDirFor(dataDir);
+    const service = startService('all', { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
+    try {
+      await service.waitFor('curl -s');
+      expect(clusterDir).toMatch(/^\/var\/lib\/pipeline-sync\/[0-9a-f]{16}\/postgres$/);
+      expect(existsSync(path.join(clusterDir, 'PG_VERSION'))).toBe(true);
+      expect(service.stdout()).toContain(`cluster in ${clusterDir}`);
+    } finally {
+      expect(await service.stop()).toBe(0);
+      await rm(privateDir, { recursive: true, force: true });
+      await rm(path.dirname(clusterDir), { recursive: true, force: true });
+    }
   });
 });
 
