@@ -54,7 +54,9 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   }
   if (role !== 'api') {
     const pool = new pg.Pool({ connectionString: database.url, max: WORKER_SETTINGS.concurrency + 2 });
+    // A dropped connection must not crash the process: log it, and the pool replaces it.
     pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
+    pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
     const runner: Runner = await startWorker(pool, logger);
     stack.push('worker', () => runner.stop());

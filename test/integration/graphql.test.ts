@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPrisma } from '../../src/db/prisma.js';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { DEMO_FIXTURE } from '../../src/admin/demo.js';
 import { seedFixture } from '../../src/admin/seed.js';
-import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import { createPrisma } from '../../src/db/prisma.js';
+import { createTestDatabase, TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { createAccounts } from '../support/factories.js';
-import { startTestServer, SUPPORT_TOKEN, type TestServer } from '../support/server.js';
+import { startTestServer, SUPPORT_TOKEN, useTestServer } from '../support/server.js';
 
-let db: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startTestServer(db);
-});
-afterAll(async () => {
-  await server.close();
-  await db.drop();
-});
+const ctx = useTestServer();
 
 function graphql(base: string, query: string, headers: Record<string, string> = { authorization: `Bearer ${SUPPORT_TOKEN}` }) {
   return fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) });
@@ -28,7 +20,7 @@ describe('staff authentication', () => {
     ['a token in another scheme', { authorization: `Basic ${SUPPORT_TOKEN}` }],
     ['an API key', { authorization: 'Bearer svcapi_demoReadKeyAcme0000000000000001' }],
   ])('refuses %s with a JSON 401 and answers no introspection', async (_label, headers) => {
-    const res = await graphql(server.baseUrl, '{ __schema { types { name } } }', headers);
+    const res = await graphql(ctx.server.baseUrl, '{ __schema { types { name } } }', headers);
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer realm="Support"');
@@ -38,12 +30,12 @@ describe('staff authentication', () => {
   });
 
   it('refuses a GET operation without a token', async () => {
-    const res = await fetch(`${server.baseUrl}/graphql?query=${encodeURIComponent('{ accounts { id } }')}`, { headers: { accept: 'text/html' } });
+    const res = await fetch(`${ctx.server.baseUrl}/graphql?query=${encodeURIComponent('{ accounts { id } }')}`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(401);
   });
 
   it('refuses everyone when no SUPPORT_TOKENS are configured', async () => {
-    const closed = await startTestServer(db, { SUPPORT_TOKENS: '' });
+    const closed = await startTestServer(ctx.db, { SUPPORT_TOKENS: '' });
     try {
       const res = await graphql(closed.baseUrl, '{ accounts { id } }');
       expect(res.status).toBe(401);
@@ -53,7 +45,7 @@ describe('staff authentication', () => {
   });
 
   it('serves the GraphiQL page (no data in it) to a browser', async () => {
-    const res = await fetch(`${server.baseUrl}/graphql`, { headers: { accept: 'text/html' } });
+    const res = await fetch(`${ctx.server.baseUrl}/graphql`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     const html = await res.text();
@@ -62,7 +54,7 @@ describe('staff authentication', () => {
   });
 
   it('lets staff introspect and read', async () => {
-    const res = await graphql(server.baseUrl, '{ __schema { queryType { name } } }');
+    const res = await graphql(ctx.server.baseUrl, '{ __schema { queryType { name } } }');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
   });
@@ -71,11 +63,11 @@ describe('staff authentication', () => {
 describe('reading accounts', () => {
   it('shows an account with its connections, sources, destinations, reply relays and block lists, never secrets', async () => {
     // Setup
-    const seeded = await seedFixture(db.prisma, JSON.parse(await import('node:fs').then((fs) => fs.readFileSync('fixtures/demo.json', 'utf8'))), TEST_ENCRYPTION_KEY);
+    const seeded = await seedFixture(ctx.db.prisma, JSON.parse(await readFile(DEMO_FIXTURE, 'utf8')), TEST_ENCRYPTION_KEY);
     const id = seeded.accounts.acme!;
     // Action
     const res = await graphql(
-      server.baseUrl,
+      ctx.server.baseUrl,
       `{ account(id: ${id}) { id email capabilities { canUseApi canUserAccount canBlockList canUseWebhooks }
           connections { crm status hasCredentials
             sources { platform url createOrUpdateCompany crmObjectType destinations { eventTypes isDelayed destination { url } } replyRelay { ccEmail } }
@@ -115,7 +107,7 @@ describe('reading accounts', () => {
   });
 
   it('rejects a page size outside 1..500 with a GraphQL error, not a crash', async () => {
-    const res = await graphql(server.baseUrl, '{ accounts(first: 501) { id } }');
+    const res = await graphql(ctx.server.baseUrl, '{ accounts(first: 501) { id } }');
     const body = await res.json();
     expect(body.errors[0].message).toBe('first must be between 1 and 500');
   });

@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPrisma } from '../../src/db/prisma.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, useTestServer } from '../support/server.js';
 
-let db: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startTestServer(db);
-});
-afterAll(async () => {
-  await server.close();
-  await db.drop();
-});
+const ctx = useTestServer();
 
 describe('GET /health/live', () => {
   it('answers operational with no-store and no downstream checks', async () => {
-    const res = await fetch(`${server.baseUrl}/health/live`);
+    const res = await fetch(`${ctx.server.baseUrl}/health/live`);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(await res.json()).toEqual({ schema_version: 3, status: 'operational' });
@@ -26,7 +15,7 @@ describe('GET /health/live', () => {
 
 describe.each(['/health/ready', '/health'])('GET %s', (path) => {
   it('reports only the sources check in a local deployment', async () => {
-    const res = await fetch(`${server.baseUrl}${path}`);
+    const res = await fetch(`${ctx.server.baseUrl}${path}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);

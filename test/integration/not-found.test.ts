@@ -1,18 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from '../support/server.js';
 
-let db: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startTestServer(db);
-});
-afterAll(async () => {
-  await server.close();
-  await db.drop();
-});
+const ctx = useTestServer();
 
 describe('unknown paths', () => {
   it.each([
@@ -25,21 +14,21 @@ describe('unknown paths', () => {
     ['/webhooks/unknown-code', '/webhooks/unknown-code'],
     ['/', '/'],
   ])('GET %s is a JSON 404 naming the path without its query', async (url, path) => {
-    const res = await fetch(`${server.baseUrl}${url}`, { headers: { accept: 'text/html' } });
+    const res = await fetch(`${ctx.server.baseUrl}${url}`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await res.json()).toEqual({ statusCode: 404, message: `Cannot GET ${path}`, error: 'Not Found' });
   });
 
   it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('%s on an unknown path is a JSON 404 too, never HTML', async (method) => {
-    const res = await fetch(`${server.baseUrl}/api/v1/nothing`, { method, headers: { accept: 'text/html' } });
+    const res = await fetch(`${ctx.server.baseUrl}/api/v1/nothing`, { method, headers: { accept: 'text/html' } });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await res.json()).toEqual({ statusCode: 404, message: `Cannot ${method} /api/v1/nothing`, error: 'Not Found' });
   });
 
   it('answers a HEAD on an unknown path with a 404 and no body', async () => {
-    const res = await fetch(`${server.baseUrl}/api/v1/nothing`, { method: 'HEAD' });
+    const res = await fetch(`${ctx.server.baseUrl}/api/v1/nothing`, { method: 'HEAD' });
     expect(res.status).toBe(404);
     expect(await res.text()).toBe('');
   });

@@ -4,7 +4,8 @@ import { makeApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { PrismaClient } from '../../src/db/prisma.js';
 import { createLogger } from '../../src/logger.js';
-import { TEST_ENCRYPTION_KEY } from './database.js';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
 
 /** The real app on a loopback port, configured like production but for the given variables. */
 export interface TestServer {
@@ -38,4 +39,21 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Registers a fresh database and a server on it for the calling test file (beforeAll/afterAll);
+ * read `ctx.db` and `ctx.server` inside tests.
+ */
+export function useTestServer(env: Record<string, string> = {}): { db: TestDatabase; server: TestServer } {
+  const ctx = {} as { db: TestDatabase; server: TestServer };
+  beforeAll(async () => {
+    ctx.db = await createTestDatabase();
+    ctx.server = await startTestServer(ctx.db, env);
+  });
+  afterAll(async () => {
+    await ctx.server?.close();
+    await ctx.db?.drop();
+  });
+  return ctx;
 }
