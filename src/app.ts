@@ -6,12 +6,16 @@ import type { Logger } from './logger.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { installGraphql } from './http/graphql.js';
 import { installHealth } from './http/health.js';
+import { installRest } from './rest/install.js';
 import { maskIngressCode } from './domain/source-url.js';
+import { deriveKey } from './domain/secrets.js';
 
 export interface AppDeps {
   config: Config;
   prisma: PrismaClient;
   logger: Logger;
+  /** ENCRYPTION_KEY (or the embedded default's key): cursor signing keys are derived from it. */
+  encryptionKey: Buffer;
 }
 
 /** The HTTP app, read top to bottom: each server concern installs itself; unmatched paths get JSON 404s. */
@@ -32,7 +36,9 @@ export function makeApp(deps: AppDeps): Express {
   );
 
   installHealth(app, deps);
-  installGraphql(app, { ...deps, supportTokens: deps.config.supportTokens, ingressUrl: deps.config.ingressUrl });
+  const cursorKey = deriveKey(deps.encryptionKey, 'cursor');
+  installRest(app, { ...deps, cursorKey });
+  installGraphql(app, { ...deps, supportTokens: deps.config.supportTokens, ingressUrl: deps.config.ingressUrl, cursorKey });
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -49,7 +49,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
 
   if (role === 'all') await seedDemo(prisma, database, logger);
   if (role !== 'worker') {
-    const server = await listen(makeApp({ config, prisma, logger }), config.port, config.host);
+    const server = await listen(makeApp({ config, prisma, logger, encryptionKey: database.encryptionKey }), config.port, config.host);
     stack.push('http', () => closeServer(server));
   }
   if (role !== 'api') {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Secrets at rest and API key material. Pure functions over node:crypto: no I/O, no state.
@@ -69,4 +69,9 @@ export function openSecret(key: Buffer, sealed: string): string {
     // Never include the value: the message may reach a log.
     throw new Error('A sealed secret could not be opened: wrong ENCRYPTION_KEY or altered data');
   }
+}
+
+/** A key for one purpose (`cursor`, ...) derived from the master key, so no purpose reuses another's key. */
+export function deriveKey(master: Buffer, purpose: string): Buffer {
+  return createHmac('sha256', master).update(`pipeline-sync/${purpose}/v1`).digest();
 }

@@ -16,7 +16,7 @@ export const GRAPHQL_PATH = '/graphql';
  * The GraphiQL page itself (an HTML shell with no data, bundled so it works offline) is served to
  * browsers; the token goes into its headers editor.
  */
-export function installGraphql(app: Express, deps: { prisma: PrismaClient; supportTokens: string[]; ingressUrl: string; logger: Logger }): void {
+export function installGraphql(app: Express, deps: { prisma: PrismaClient; supportTokens: string[]; ingressUrl: string; cursorKey: Buffer; logger: Logger }): void {
   const yoga = createYoga<object, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -33,7 +33,7 @@ export function installGraphql(app: Express, deps: { prisma: PrismaClient; suppo
       warn: (...args) => deps.logger.warn({ args }, 'graphql'),
       error: (...args) => deps.logger.error({ args }, 'graphql'),
     },
-    context: () => ({ prisma: deps.prisma, viewer: { kind: 'staff' }, ingressUrl: deps.ingressUrl }),
+    context: () => ({ prisma: deps.prisma, viewer: { kind: 'staff' }, ingressUrl: deps.ingressUrl, cursorKey: deps.cursorKey }),
   });
   app.use(GRAPHQL_PATH, requireStaff(deps.supportTokens), yoga as unknown as RequestHandler);
 }

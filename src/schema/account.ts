@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { builder } from './builder.js';
+import { requireStaff } from './errors.js';
 
 const Capabilities = builder
   .objectRef<{ canUseApi: boolean; canUserAccount: boolean; canBlockList: boolean; canUseWebhooks: boolean }>('AccountCapabilities')
@@ -47,6 +48,7 @@ builder.queryFields((t) => ({
       afterId: t.arg.int({ required: false, description: 'Return accounts with an id greater than this.' }),
     },
     resolve: (query, _root, args, ctx) => {
+      requireStaff(ctx);
       const first = args.first ?? 50;
       if (first < 1 || first > 500) throw new GraphQLError('first must be between 1 and 500', { extensions: { code: 'BAD_USER_INPUT' } });
       return ctx.prisma.account.findMany({
@@ -62,6 +64,9 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One account by id.',
     args: { id: t.arg.int({ required: true, description: 'Account id.' }) },
-    resolve: (query, _root, args, ctx) => ctx.prisma.account.findUnique({ ...query, where: { id: args.id } }),
+    resolve: (query, _root, args, ctx) => {
+      requireStaff(ctx);
+      return ctx.prisma.account.findUnique({ ...query, where: { id: args.id } });
+    },
   }),
 }));

@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { accessibleConnections } from './access.js';
 
 builder.prismaObject('Blocklist', {
   description: 'A CRM block list kept in sync with a sequencer.',
@@ -15,6 +16,28 @@ builder.prismaObject('Blocklist', {
     lastFetchedAt: t.expose('lastFetchedAt', { type: 'DateTime', nullable: true, description: 'Last complete CRM fetch.' }),
     lastError: t.exposeString('lastError', { nullable: true, description: 'Last operational error (may carry vendor text).' }),
     lastAttemptedAt: t.expose('lastAttemptedAt', { type: 'DateTime', nullable: true, description: 'Last fetch or push attempt.' }),
+    connectionId: t.exposeInt('connectionId', { description: 'Owning connection.' }),
+    crm: t.string({
+      nullable: true,
+      description: 'CRM of the connection.',
+      select: { connection: { select: { crm: true } } },
+      resolve: (list) => list.connection.crm,
+    }),
+    clientId: t.exposeString('clientId', { nullable: true, description: 'Sequencer client id, when the list is client-specific.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the list was created.' }),
   }),
 });
+
+builder.queryFields((t) => ({
+  blocklists: t.prismaField({
+    type: ['Blocklist'],
+    description: 'Block lists of the connections the API key reaches (or of one of them), by ascending id.',
+    args: { connectionId: t.arg.int({ required: false, description: 'Only this connection; one outside the key gives an empty list.' }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.prisma.blocklist.findMany({
+        ...query,
+        where: { connection: accessibleConnections(ctx), ...(args.connectionId == null ? {} : { connectionId: args.connectionId }) },
+        orderBy: { id: 'asc' },
+      }),
+  }),
+}));

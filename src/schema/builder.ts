@@ -12,6 +12,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
+    BigInt: { Input: bigint; Output: bigint | number };
   };
 }>({
   plugins: [PrismaPlugin],
@@ -27,3 +28,6 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.queryType({ description: 'Support staff read access to every account.' });
+
+/** The builder's resolved schema types, for helpers that take object refs. */
+export type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;

@@ -1,4 +1,16 @@
 import { builder } from './builder.js';
+import { accessibleConnections } from './access.js';
+
+const ConnectionCapabilities = builder
+  .objectRef<{ sync: boolean; destinations: boolean; blocklists: boolean }>('ConnectionCapabilities')
+  .implement({
+    description: 'What the connection can do.',
+    fields: (t) => ({
+      sync: t.exposeBoolean('sync', { description: 'Events are written to the CRM.' }),
+      destinations: t.exposeBoolean('destinations', { description: 'Forwarding and reply relays are available.' }),
+      blocklists: t.exposeBoolean('blocklists', { description: 'Block list sync is available.' }),
+    }),
+  });
 
 builder.prismaObject('Connection', {
   description: 'A CRM connection. Its credentials never leave the connectors.',
@@ -9,6 +21,12 @@ builder.prismaObject('Connection', {
     organizationId: t.exposeString('organizationId', { nullable: true, description: 'The CRM organisation (portal, org) id.' }),
     organizationDomain: t.exposeString('organizationDomain', { nullable: true, description: 'The CRM organisation domain.' }),
     apiEnabled: t.exposeBoolean('apiEnabled', { description: 'Whether API keys reach this connection.' }),
+    capabilities: t.field({
+      type: ConnectionCapabilities,
+      description: 'Sync from the connection; destinations and block lists from the account capabilities.',
+      select: { syncEnabled: true, account: { select: { canUserAccount: true, canBlockList: true } } },
+      resolve: (c) => ({ sync: c.syncEnabled, destinations: c.account.canUserAccount, blocklists: c.account.canBlockList }),
+    }),
     syncEnabled: t.exposeBoolean('syncEnabled', { description: 'Whether events are written to the CRM.' }),
     hasCredentials: t.boolean({
       description: 'Whether credentials are stored (their content is never exposed).',
@@ -23,3 +41,11 @@ builder.prismaObject('Connection', {
     blocklists: t.relation('blocklists', { description: 'Block lists, oldest first.', query: { orderBy: { id: 'asc' } } }),
   }),
 });
+
+builder.queryFields((t) => ({
+  connections: t.prismaField({
+    type: ['Connection'],
+    description: 'The connections the API key reaches, by ascending id.',
+    resolve: (query, _root, _args, ctx) => ctx.prisma.connection.findMany({ ...query, where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
+  }),
+}));

@@ -1,7 +1,22 @@
 import type { PrismaClient } from '../db/prisma.js';
 
-/** Who is asking. Only support staff reach the GraphQL explorer; REST callers arrive with their key. */
-export type Viewer = { kind: 'staff' };
+/** An API key caller, as resolved once at authentication. */
+export interface ApiKeyViewer {
+  kind: 'apiKey';
+  accountId: number;
+  keyId: number;
+  keyName: string;
+  scopes: string[];
+  connectionScope: 'account' | 'connection';
+  /** Set only for connection-scoped keys. */
+  connectionId: number | null;
+  /** API-enabled, not deleted connections the key reaches, ascending; never empty past authentication. */
+  connectionIds: number[];
+  capabilities: { canUseApi: boolean; canUserAccount: boolean; canBlockList: boolean; canUseWebhooks: boolean };
+}
+
+/** Who is asking: support staff (GraphQL explorer) or an API key (REST facade). */
+export type Viewer = { kind: 'staff' } | ApiKeyViewer;
 
 /** Per-operation context. */
 export interface Context {
@@ -9,4 +24,6 @@ export interface Context {
   viewer: Viewer;
   /** Public ingress base URL, to render each source's paste URL. */
   ingressUrl: string;
+  /** Secret for signing pagination cursors (derived from ENCRYPTION_KEY). */
+  cursorKey: Buffer;
 }

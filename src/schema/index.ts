@@ -8,6 +8,12 @@ import './destination.js';
 import './reply-relay.js';
 import './blocklist.js';
 import './webhook-endpoint.js';
+import './me.js';
+import './account-status.js';
+import './request.js';
+import './sync.js';
+import './delivery.js';
+import './account-metrics.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { accessibleConnections } from './access.js';
 
 interface CategoryRef {
   id: string;
@@ -27,7 +28,22 @@ builder.prismaObject('ReplyRelay', {
       select: { categoryAllowlist: true },
       resolve: (relay) => relay.categoryAllowlist as unknown as CategoryRef[],
     }),
+    connectionId: t.exposeInt('connectionId', { description: 'Owning connection.' }),
+    sourceIds: t.intList({
+      description: 'Ids of the sources of the same connection bound to this relay, ascending.',
+      select: { connectionId: true, sources: { select: { id: true, connectionId: true }, orderBy: { id: 'asc' } } },
+      resolve: (relay) => relay.sources.filter((s) => s.connectionId === relay.connectionId).map((s) => s.id),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the relay was created.' }),
     sources: t.relation('sources', { description: 'Sources bound to this relay.', query: { orderBy: { id: 'asc' } } }),
   }),
 });
+
+builder.queryFields((t) => ({
+  replyRelays: t.prismaField({
+    type: ['ReplyRelay'],
+    description: 'Reply relays of the connections the API key reaches, by ascending id.',
+    resolve: (query, _root, _args, ctx) =>
+      ctx.prisma.replyRelay.findMany({ ...query, where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
+  }),
+}));

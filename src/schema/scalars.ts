@@ -14,6 +14,18 @@ builder.scalarType('JSON', {
   parseValue: (value) => value,
 });
 
+builder.scalarType('BigInt', {
+  description: 'A 64-bit id, rendered as a JSON number (ids stay below 2^53).',
+  serialize: (value) => Number(value),
+  parseValue: (value) => parseBigInt(value),
+  parseLiteral: (ast) => parseBigInt(ast.kind === Kind.INT || ast.kind === Kind.STRING ? ast.value : undefined),
+});
+
+function parseBigInt(value: unknown): bigint {
+  if ((typeof value === 'number' && Number.isSafeInteger(value)) || (typeof value === 'string' && /^\d{1,19}$/.test(value))) return BigInt(value);
+  throw new GraphQLError('BigInt must be a whole number');
+}
+
 function parseDate(value: unknown): Date {
   const date = typeof value === 'string' ? new Date(value) : undefined;
   if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 date-time string');

@@ -25,7 +25,7 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
     BASE_URL: 'http://api.test.local',
     ...env,
   });
-  const app = makeApp({ config, prisma: db.prisma, logger: createLogger('silent', process.stderr) });
+  const app = makeApp({ config, prisma: db.prisma, logger: createLogger('silent', process.stderr), encryptionKey: TEST_ENCRYPTION_KEY });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

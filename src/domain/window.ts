@@ -1,0 +1,52 @@
+/**
+ * The observability window rules of the spec: `from` and `to` are ISO 8601 date-times, `from <= to`,
+ * the span is at most 31 days; `limit` defaults to 100, at most 500. Pure: problems come back as
+ * messages, the caller decides how to raise them.
+ */
+
+export const MAX_SPAN_DAYS = 31;
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 500;
+
+export interface Window {
+  from: Date;
+  to: Date;
+}
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+/** Parses and checks a window; every problem is listed, not just the first. */
+export function checkWindow(from: string | undefined, to: string | undefined): Checked<Window> {
+  const problems: string[] = [];
+  const start = parseInstant(from, 'from', problems);
+  const end = parseInstant(to, 'to', problems);
+  if (start && end) {
+    if (start.getTime() > end.getTime()) problems.push('from must not be after to');
+    else if (end.getTime() - start.getTime() > MAX_SPAN_DAYS * 86_400_000) problems.push(`The from/to window must not span more than ${MAX_SPAN_DAYS} days`);
+  }
+  return problems.length > 0 || !start || !end ? { ok: false, problems } : { ok: true, value: { from: start, to: end } };
+}
+
+/** A page size: absent means the default; otherwise a whole number from 1 to 500. */
+export function checkLimit(limit: string | number | undefined): Checked<number> {
+  if (limit === undefined || limit === '') return { ok: true, value: DEFAULT_LIMIT };
+  const n = typeof limit === 'number' ? limit : /^\d+$/.test(limit) ? Number(limit) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) return { ok: false, problems: [`limit must be a whole number from 1 to ${MAX_LIMIT}`] };
+  return { ok: true, value: n };
+}
+
+// ISO 8601 date-time with a time zone, or a bare date (midnight UTC): what clients actually send.
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+
+function parseInstant(value: string | undefined, name: string, problems: string[]): Date | undefined {
+  if (value === undefined || value === '') {
+    problems.push(`${name} is required (an ISO 8601 date-time)`);
+    return undefined;
+  }
+  const date = ISO_DATE_TIME.test(value) ? new Date(value) : undefined;
+  if (!date || Number.isNaN(date.getTime())) {
+    problems.push(`${name} must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z`);
+    return undefined;
+  }
+  return date;
+}

@@ -1,0 +1,78 @@
+import express, { type Express, type RequestHandler } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import type { Config } from '../config.js';
+import type { PrismaClient } from '../db/prisma.js';
+import { sendError } from '../http/errors.js';
+import type { Logger } from '../logger.js';
+import type { ApiKeyViewer, Context } from '../schema/context.js';
+import { authenticate } from './auth.js';
+import { runOperation } from './executor.js';
+import { installOpenApi, openApiDocument } from './openapi.js';
+import { RestError } from './params.js';
+import { ROUTES, type Route, type RouteEnv } from './routes.js';
+
+export interface RestDeps {
+  config: Config;
+  prisma: PrismaClient;
+  logger: Logger;
+  cursorKey: Buffer;
+}
+
+export const API_PREFIX = '/api/v1';
+
+/**
+ * REST API v1: the RFC 8631 Link header on every /api/v1 response (401s and 404s included), the
+ * discovery routes, then the route table, each route behind API key authentication. Unknown paths
+ * fall through to the app's JSON 404 with the Link header already set. Also the reference page /docs.
+ */
+export function installRest(app: Express, deps: RestDeps): void {
+  const env: RouteEnv = { baseUrl: deps.config.baseUrl, docsUrl: deps.config.docsUrl };
+  const router = express.Router({ caseSensitive: true, strict: false });
+  const link = `<${deps.config.baseUrl}${API_PREFIX}/openapi.json>; rel="service-desc", <${deps.config.docsUrl}>; rel="service-doc"`;
+  router.use((_req, res, next) => {
+    res.set('Link', link);
+    next();
+  });
+  installOpenApi(router);
+  const auth = requireKey(deps.prisma);
+  for (const route of ROUTES) router.get(route.path, auth, handle(route, env, deps));
+  app.use(API_PREFIX, router);
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline Sync Service API v1' }));
+}
+
+/** Authenticates the key; 401 (identical for every kind of bad key) or 403 otherwise. */
+function requireKey(prisma: PrismaClient): RequestHandler {
+  return async (req, res, next) => {
+    const result = await authenticate(prisma, req.headers.authorization);
+    if (result.kind === 'unauthenticated') {
+      res.set('WWW-Authenticate', 'Bearer realm="Service API"');
+      return sendError(res, 401, 'Invalid API key');
+    }
+    if (result.kind === 'forbidden') return sendError(res, 403, 'API access is not enabled for this account');
+    res.locals.viewer = result.viewer;
+    next();
+  };
+}
+
+function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
+  return async (req, res) => {
+    let variables: Record<string, unknown>;
+    try {
+      variables = route.variables(req, env);
+    } catch (error) {
+      if (error instanceof RestError) return sendError(res, error.status, error.message);
+      throw error;
+    }
+    const context: Context = { prisma: deps.prisma, viewer: res.locals.viewer as ApiKeyViewer, ingressUrl: deps.config.ingressUrl, cursorKey: deps.cursorKey };
+    const result = await runOperation(route.operation, variables, context);
+    if (result.ok) {
+      res.status(200).json(route.shape(result.data, env));
+      return;
+    }
+    // One error decides the answer: the first that carries an HTTP status, else a logged 500.
+    const known = result.errors.find((e) => typeof e.extensions?.http?.status === 'number');
+    if (known) return sendError(res, known.extensions!.http!.status!, known.extensions?.messages ?? known.message);
+    deps.logger.error({ err: result.cause, path: route.path, errors: result.errors.map((e) => e.message) }, 'operation failed');
+    sendError(res, 500, 'Internal server error');
+  };
+}

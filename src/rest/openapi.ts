@@ -1,0 +1,20 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Router } from 'express';
+import YAML from 'yaml';
+
+/** The hand-written OpenAPI 3.1 contract (src/rest/openapi.yaml), parsed once. */
+export const OPENAPI_FILE = fileURLToPath(new URL('./openapi.yaml', import.meta.url));
+const source = readFileSync(OPENAPI_FILE, 'utf8');
+export const openApiDocument = YAML.parse(source) as Record<string, unknown>;
+const json = JSON.stringify(openApiDocument);
+
+/** GET /openapi.json and /openapi.yaml: no key, cacheable for five minutes. */
+export function installOpenApi(router: Router): void {
+  router.get('/openapi.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(json);
+  });
+  router.get('/openapi.yaml', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/yaml').send(source);
+  });
+}

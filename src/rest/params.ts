@@ -1,0 +1,56 @@
+import type { Request } from 'express';
+import { checkLimit } from '../domain/window.js';
+
+/** A client error the REST layer raises before any operation runs. */
+export class RestError extends Error {
+  constructor(
+    readonly status: 400 | 404,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Query = Request['query'];
+
+/** A query parameter given at most once, as a string. */
+export function single(query: Query, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new RestError(400, `${name} must be given once`);
+  return value;
+}
+
+/** An optional positive whole-number query parameter. */
+export function optionalId(query: Query, name: string): number | undefined {
+  const value = single(query, name);
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new RestError(400, `${name} must be a positive whole number`);
+  return Number(value);
+}
+
+/** A path id; anything that is not a positive whole number cannot name a resource, so it is a 404. */
+export function pathId(value: string | undefined, notFound: (raw: string) => string, digits = 9): number {
+  const raw = value ?? '';
+  if (!new RegExp(`^\\d{1,${digits}}$`).test(raw) || Number(raw) < 1) throw new RestError(404, notFound(raw));
+  return Number(raw);
+}
+
+/** An optional enumerated query parameter. */
+export function optionalEnum<T extends string>(query: Query, name: string, values: readonly T[]): T | undefined {
+  const value = single(query, name);
+  if (value === undefined || value === '') return undefined;
+  if (!values.includes(value as T)) throw new RestError(400, `${name} must be one of ${values.join(', ')}`);
+  return value as T;
+}
+
+/** `from`/`to` as given (the window rules are checked where the query runs), `cursor` and `limit`. */
+export function windowParams(query: Query): { from: string; to: string } {
+  return { from: single(query, 'from') ?? '', to: single(query, 'to') ?? '' };
+}
+
+export function pageParams(query: Query): { cursor: string | undefined; limit: number } {
+  const checked = checkLimit(single(query, 'limit'));
+  if (!checked.ok) throw new RestError(400, checked.problems[0] as string);
+  return { cursor: single(query, 'cursor') || undefined, limit: checked.value };
+}

@@ -1,0 +1,155 @@
+import type { Request } from 'express';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import * as ops from '../generated/graphql/graphql.js';
+import { optionalEnum, optionalId, pageParams, pathId, windowParams } from './params.js';
+
+/** What a route's builders may read besides the request. */
+export interface RouteEnv {
+  baseUrl: string;
+  docsUrl: string;
+}
+
+/** One REST route: the persisted GraphQL operation it runs, how variables are built, how the result is shaped. */
+export interface Route {
+  path: string;
+  operation: TypedDocumentNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each entry is typed by route() below
+  variables: (req: Request, env: RouteEnv) => Record<string, unknown>;
+  shape: (data: any, env: RouteEnv) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any -- as above
+}
+
+/** Types one entry against its operation, then erases it into the table. */
+function route<T, V extends Record<string, unknown>>(
+  path: string,
+  operation: TypedDocumentNode<T, V>,
+  variables: (req: Request, env: RouteEnv) => V,
+  shape: (data: T, env: RouteEnv) => unknown,
+): Route {
+  return { path, operation, variables, shape: shape as Route['shape'] };
+}
+
+const none = () => ({});
+const syncStatuses = ['success', 'warning', 'error'] as const;
+const deliveryStatuses = ['success', 'error'] as const;
+const destinationNotFound = (id: string) => `Destination ${id} not found`;
+const sourceNotFound = (id: string) => `Source ${id} not found`;
+
+/**
+ * GET /api/v1/<path>, in match order (fixed paths before `:id` siblings). Every route needs an API key;
+ * the discovery and health routes are installed elsewhere.
+ */
+export const ROUTES: Route[] = [
+  route('/me', ops.MeDocument, none, (d, env) => ({ ...d.me, links: meLinks(env) })),
+  route('/account/status', ops.AccountStatusDocument, (_req, env) => ({ docsUrl: env.docsUrl }), (d) => d.accountStatus),
+  route(
+    '/account/metrics',
+    ops.AccountMetricsDocument,
+    (req) => ({ ...windowParams(req.query), connectionId: optionalId(req.query, 'connectionId') }),
+    (d) => d.accountMetrics,
+  ),
+  route('/connections', ops.ConnectionsDocument, none, (d) => ({ connections: d.connections })),
+  route('/sources', ops.SourcesDocument, none, (d) => ({
+    sources: d.sources.map((s) => ({
+      id: s.id,
+      url: s.url,
+      platform: s.platform,
+      connectionId: s.connectionId,
+      crm: s.crm,
+      config: s.config,
+      destinations: s.forwarding,
+      replyRelay: s.replyRelaySummary,
+      createdAt: s.createdAt,
+    })),
+  })),
+  route('/destinations', ops.DestinationsDocument, none, (d) => ({ destinations: d.destinations })),
+  route('/destinations/reply-relays', ops.ReplyRelaysDocument, none, (d) => ({ replyRelays: d.replyRelays })),
+  route('/destinations/:id', ops.DestinationDocument, (req) => ({ id: pathId(req.params.id as string, destinationNotFound) }), (d) => d.destination),
+  route(
+    '/destinations/:id/deliveries',
+    ops.DeliveriesDocument,
+    (req) => ({
+      ...windowParams(req.query),
+      ...pageParams(req.query),
+      status: optionalEnum(req.query, 'status', deliveryStatuses),
+      destinationId: pathId(req.params.id as string, destinationNotFound),
+    }),
+    (d) => d.deliveries,
+  ),
+  route(
+    '/destinations/:id/deliveries/metrics',
+    ops.DeliveryMetricsDocument,
+    (req) => ({ ...windowParams(req.query), destinationId: pathId(req.params.id as string, destinationNotFound) }),
+    (d) => d.deliveryMetrics,
+  ),
+  route(
+    '/deliveries',
+    ops.DeliveriesDocument,
+    (req) => ({
+      ...windowParams(req.query),
+      ...pageParams(req.query),
+      status: optionalEnum(req.query, 'status', deliveryStatuses),
+      destinationId: optionalId(req.query, 'destinationId'),
+      sourceId: optionalId(req.query, 'sourceId'),
+      connectionId: optionalId(req.query, 'connectionId'),
+    }),
+    (d) => d.deliveries,
+  ),
+  route('/blocklists', ops.BlocklistsDocument, (req) => ({ connectionId: optionalId(req.query, 'connectionId') }), (d) => ({ blocklists: d.blocklists })),
+  route('/requests', ops.RequestsDocument, (req) => ({ ...windowParams(req.query), ...pageParams(req.query), sourceId: optionalId(req.query, 'sourceId') }), (d) => d.requests),
+  route('/requests/metrics', ops.RequestMetricsDocument, (req) => ({ ...windowParams(req.query), sourceId: optionalId(req.query, 'sourceId') }), (d) => d.requestMetrics),
+  route(
+    '/sources/:sourceId/requests',
+    ops.RequestsDocument,
+    (req) => ({ ...windowParams(req.query), ...pageParams(req.query), sourceId: pathId(req.params.sourceId as string, sourceNotFound) }),
+    (d) => d.requests,
+  ),
+  route(
+    '/syncs',
+    ops.SyncsDocument,
+    (req) => ({
+      ...windowParams(req.query),
+      ...pageParams(req.query),
+      status: optionalEnum(req.query, 'status', syncStatuses),
+      sourceId: optionalId(req.query, 'sourceId'),
+      connectionId: optionalId(req.query, 'connectionId'),
+    }),
+    (d) => d.syncs,
+  ),
+  route(
+    '/syncs/metrics',
+    ops.SyncMetricsDocument,
+    (req) => ({ ...windowParams(req.query), sourceId: optionalId(req.query, 'sourceId'), connectionId: optionalId(req.query, 'connectionId') }),
+    (d) => d.syncMetrics,
+  ),
+  route('/syncs/:id', ops.SyncDocument, (req) => ({ id: String(pathId(req.params.id as string, (id) => `Sync ${id} not found`, 15)) }), (d) => d.sync),
+  route(
+    '/sources/:sourceId/syncs',
+    ops.SyncsDocument,
+    (req) => ({
+      ...windowParams(req.query),
+      ...pageParams(req.query),
+      status: optionalEnum(req.query, 'status', syncStatuses),
+      sourceId: pathId(req.params.sourceId as string, sourceNotFound),
+      connectionId: optionalId(req.query, 'connectionId'),
+    }),
+    (d) => d.syncs,
+  ),
+];
+
+/** The reference form of /me `links`: all eleven keys. */
+function meLinks({ baseUrl, docsUrl }: RouteEnv) {
+  const api = `${baseUrl}/api/v1`;
+  const link = (href: string, description: string) => ({ href, description });
+  return {
+    accountStatus: link(`${api}/account/status`, 'Readiness of the connections, with blockers and warnings'),
+    accountMetrics: link(`${api}/account/metrics`, 'Request, sync and delivery counts for a date range'),
+    connections: link(`${api}/connections`, 'CRM connections'),
+    destinations: link(`${api}/destinations`, 'Forwarding destinations'),
+    requests: link(`${api}/requests`, 'Inbound requests received at sources'),
+    destinationsReplyRelays: link(`${api}/destinations/reply-relays`, 'Reply relays'),
+    sources: link(`${api}/sources`, 'Sources and their paste URLs'),
+    contactsOutreach: link(`${api}/contacts/outreach`, 'Prior outreach to a contact'),
+    syncs: link(`${api}/syncs`, 'CRM write attempts'),
+    documentation: link(docsUrl, 'Human documentation'),
+    openapi: link(`${api}/openapi.json`, 'Machine-readable contract (OpenAPI 3.1)'),
+  };
+}

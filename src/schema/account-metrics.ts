@@ -1,0 +1,41 @@
+import { Prisma } from '../generated/prisma/client.js';
+import { builder } from './builder.js';
+import { countDeliveries, DeliveryMetrics } from './delivery.js';
+import { requireApiKey } from './errors.js';
+import { requireWindow, visibleRows, windowArgs } from './history.js';
+import { RequestMetrics } from './request.js';
+import { countSyncs, SyncMetrics } from './sync.js';
+
+interface AccountMetrics {
+  requests: { count: number };
+  syncs: { success: number; warning: number; error: number };
+  deliveries: { success: number; error: number };
+}
+
+const Counts = builder.objectRef<AccountMetrics>('AccountMetrics').implement({
+  description: 'Counts for a window: the sums of the requests, syncs and delivery metrics.',
+  fields: (t) => ({
+    requests: t.field({ type: RequestMetrics, description: 'Requests received.', resolve: (m) => m.requests }),
+    syncs: t.field({ type: SyncMetrics, description: 'Syncs by status.', resolve: (m) => m.syncs }),
+    deliveries: t.field({ type: DeliveryMetrics, description: 'Forwarding deliveries by status.', resolve: (m) => m.deliveries }),
+  }),
+});
+
+builder.queryField('accountMetrics', (t) =>
+  t.field({
+    type: Counts,
+    description: 'Request, sync and delivery counts over a window, for the key or one of its connections.',
+    args: { ...windowArgs, connectionId: t.arg.int({ required: false, description: 'Only this connection (one outside the key counts nothing).' }) },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      const window = requireWindow(args.from, args.to);
+      const where = () => [...visibleRows(viewer, window), ...(args.connectionId != null ? [Prisma.sql`connection_id = ${args.connectionId}`] : [])];
+      const [[requests], syncs, deliveries] = await Promise.all([
+        ctx.prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where(), ' AND ')}`,
+        countSyncs(ctx.prisma, where()),
+        countDeliveries(ctx, where()),
+      ]);
+      return { requests: { count: Number(requests?.count ?? 0) }, syncs, deliveries };
+    },
+  }),
+);

@@ -1,0 +1,123 @@
+import { Prisma } from '../generated/prisma/client.js';
+import { builder } from './builder.js';
+import type { Context } from './context.js';
+import { requireApiKey, serviceError } from './errors.js';
+import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs } from './history.js';
+
+/** A forwarding delivery as the REST API shows it. */
+export interface DeliveryRecord {
+  id: bigint;
+  destinationId: number;
+  destinationUrl: string;
+  status: 'success' | 'error';
+  httpStatus: number | null;
+  connectionId: number;
+  sourceId: number;
+  eventType: string;
+  toEmail: string;
+  payloadId: bigint;
+  error: unknown;
+  createdAt: Date;
+}
+
+const DeliveryStatus = builder.enumType('DeliveryStatus', {
+  description: 'Outcome of a forwarding POST.',
+  values: { success: { description: 'The destination answered 2xx.' }, error: { description: 'It did not, or could not be reached.' } } as const,
+});
+
+const DeliveryRef = builder.objectRef<DeliveryRecord>('DeliveryRecord').implement({
+  description: 'One outbound POST attempt to a forwarding destination.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'BigInt', description: 'Delivery id.' }),
+    destinationId: t.exposeInt('destinationId', { description: 'Destination id.' }),
+    destinationUrl: t.exposeString('destinationUrl', { description: 'The URL posted to.' }),
+    status: t.exposeString('status', { description: '`success` or `error`.' }),
+    httpStatus: t.exposeInt('httpStatus', { nullable: true, description: 'HTTP status returned; null when none came back.' }),
+    connectionId: t.exposeInt('connectionId', { description: 'Connection of the source.' }),
+    sourceId: t.exposeInt('sourceId', { description: 'Source of the event.' }),
+    eventType: t.exposeString('eventType', { description: 'Inbound event type.' }),
+    toEmail: t.exposeString('toEmail', { description: 'Contact email or profile URL (personal data).' }),
+    payloadId: t.expose('payloadId', { type: 'BigInt', description: 'Id of the related request.' }),
+    error: t.expose('error', { type: 'JSON', nullable: true, description: 'What went wrong, when it did.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was attempted.' }),
+  }),
+});
+
+const DeliveryPage = pageType('DeliveryPage', DeliveryRef);
+
+export const DeliveryMetrics = builder.objectRef<{ success: number; error: number }>('DeliveryMetrics').implement({
+  description: 'Delivery counts by status over a window.',
+  fields: (t) => ({
+    success: t.exposeInt('success', { description: 'Successful deliveries.' }),
+    error: t.exposeInt('error', { description: 'Failed deliveries.' }),
+  }),
+});
+
+const COLUMNS = Prisma.sql`id, destination_id AS "destinationId", destination_url AS "destinationUrl", status::text AS status,
+  http_status AS "httpStatus", connection_id AS "connectionId", source_id AS "sourceId", event_type AS "eventType",
+  to_email AS "toEmail", request_id AS "payloadId", error, created_at AS "createdAt"`;
+
+builder.queryFields((t) => ({
+  deliveries: t.field({
+    type: DeliveryPage,
+    description: 'Forwarding deliveries, newest first.',
+    args: {
+      ...windowArgs,
+      ...pageArgs,
+      status: t.arg({ type: DeliveryStatus, required: false, description: 'Only this status.' }),
+      destinationId: t.arg.int({ required: false, description: 'Only this destination (404 when not reachable).' }),
+      sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }),
+      connectionId: t.arg.int({ required: false, description: 'Only this connection (one outside the key gives no rows).' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      const window = requireWindow(args.from, args.to);
+      const limit = requireLimit(args.limit);
+      if (args.destinationId != null) await requireDestination(ctx, args.destinationId);
+      if (args.sourceId != null) await requireSource(ctx, args.sourceId);
+      const where = visibleRows(viewer, window);
+      if (args.destinationId != null) where.push(Prisma.sql`destination_id = ${args.destinationId}`);
+      if (args.sourceId != null) where.push(Prisma.sql`source_id = ${args.sourceId}`);
+      if (args.connectionId != null) where.push(Prisma.sql`connection_id = ${args.connectionId}`);
+      if (args.status) where.push(Prisma.sql`status = ${args.status}::delivery_status`);
+      return keysetPage<DeliveryRecord>(ctx, {
+        table: 'deliveries',
+        columns: COLUMNS,
+        where,
+        limit,
+        cursor: args.cursor,
+        scope: {
+          account: viewer.accountId, connections: viewer.connectionIds.join(','), destinationId: args.destinationId, sourceId: args.sourceId,
+          connectionId: args.connectionId, status: args.status, from: window.from.toISOString(), to: window.to.toISOString(),
+        },
+      });
+    },
+  }),
+  deliveryMetrics: t.field({
+    type: DeliveryMetrics,
+    description: 'Delivery counts of one destination by status.',
+    args: { ...windowArgs, destinationId: t.arg.int({ required: true, description: 'Destination id (404 when not reachable).' }) },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      const window = requireWindow(args.from, args.to);
+      await requireDestination(ctx, args.destinationId);
+      return countDeliveries(ctx, [...visibleRows(viewer, window), Prisma.sql`destination_id = ${args.destinationId}`]);
+    },
+  }),
+}));
+
+/** A 404 unless the destination exists on a connection the key reaches. */
+async function requireDestination(ctx: Context, destinationId: number): Promise<void> {
+  const viewer = requireApiKey(ctx);
+  const found = await ctx.prisma.forwardingDestination.findFirst({ where: { id: destinationId, connectionId: { in: viewer.connectionIds } }, select: { id: true } });
+  if (!found) throw serviceError('NOT_FOUND', `Destination ${destinationId} not found`);
+}
+
+/** Delivery counts by status over the rows `where` selects. */
+export async function countDeliveries(ctx: Context, where: Prisma.Sql[]) {
+  const rows = await ctx.prisma.$queryRaw<{ status: string; count: bigint }[]>`
+    SELECT status::text AS status, count(*) AS count FROM deliveries WHERE ${Prisma.join(where, ' AND ')} GROUP BY 1`;
+  const counts = { success: 0, error: 0 };
+  for (const row of rows) counts[row.status as keyof typeof counts] += Number(row.count);
+  return counts;
+}

@@ -1,0 +1,98 @@
+import { checkLimit, checkWindow, type Window } from '../domain/window.js';
+import { cursorScope, decodeCursor, encodeCursor, type Position } from '../domain/cursor.js';
+import { Prisma } from '../generated/prisma/client.js';
+import type { ObjectRef } from '@pothos/core';
+import { builder, type BuilderTypes } from './builder.js';
+import type { ApiKeyViewer, Context } from './context.js';
+import { requireApiKey, serviceError } from './errors.js';
+
+/**
+ * What the observability lists (requests, syncs, deliveries) share: the window and limit rules, the
+ * rows the key may see, and keyset pages newest first by (created_at, id) with signed cursors.
+ */
+
+/** Window arguments every observability list and metric takes. */
+export const windowArgs = builder.args((t) => ({
+  from: t.string({ required: true, description: 'Start of the window (ISO 8601), inclusive.' }),
+  to: t.string({ required: true, description: 'End of the window (ISO 8601), inclusive; at most 31 days after from.' }),
+}));
+
+/** Paging arguments of the cursor lists. */
+export const pageArgs = builder.args((t) => ({
+  cursor: t.string({ required: false, description: 'nextCursor of the previous page.' }),
+  limit: t.int({ required: false, description: 'Page size, 1 to 500 (default 100).' }),
+}));
+
+/** The window of a request, or a 400 listing what is wrong with it. */
+export function requireWindow(from: string, to: string): Window {
+  const checked = checkWindow(from, to);
+  if (!checked.ok) throw serviceError('BAD_REQUEST', checked.problems);
+  return checked.value;
+}
+
+export function requireLimit(limit: number | null | undefined): number {
+  const checked = checkLimit(limit ?? undefined);
+  if (!checked.ok) throw serviceError('BAD_REQUEST', checked.problems);
+  return checked.value;
+}
+
+/** Rows of the key's account on the connections it reaches (the SQL the history tables share). */
+export function visibleRows(viewer: ApiKeyViewer, window: Window): Prisma.Sql[] {
+  return [
+    Prisma.sql`account_id = ${viewer.accountId}`,
+    Prisma.sql`connection_id = ANY(${viewer.connectionIds}::int[])`,
+    Prisma.sql`created_at >= ${window.from}`,
+    Prisma.sql`created_at <= ${window.to}`,
+  ];
+}
+
+/** A 404 unless the source exists and belongs to a connection the key reaches. */
+export async function requireSource(ctx: Context, sourceId: number): Promise<void> {
+  const viewer = requireApiKey(ctx);
+  const source = await ctx.prisma.source.findFirst({ where: { id: sourceId, connectionId: { in: viewer.connectionIds } }, select: { id: true } });
+  if (!source) throw serviceError('NOT_FOUND', `Source ${sourceId} not found`);
+}
+
+export interface Page<Row> {
+  data: Row[];
+  hasMore: boolean;
+  nextCursor: string | null;
+}
+
+/**
+ * One keyset page, newest first. `scope` names the query (list, account, filters, window): a cursor
+ * only works for the query that produced it.
+ */
+export async function keysetPage<Row extends { id: bigint; createdAt: Date }>(
+  ctx: Context,
+  query: { table: string; columns: Prisma.Sql; where: Prisma.Sql[]; limit: number; cursor: string | null | undefined; scope: Record<string, unknown> },
+): Promise<Page<Row>> {
+  const scope = cursorScope({ ...(query.scope as Record<string, string>), table: query.table });
+  let after: Position | undefined;
+  if (query.cursor) {
+    after = decodeCursor(ctx.cursorKey, query.cursor, scope);
+    if (!after) throw serviceError('BAD_REQUEST', 'cursor is malformed or does not belong to this query');
+  }
+  const where = after ? [...query.where, Prisma.sql`(created_at, id) < (${after.createdAt}, ${after.id})`] : query.where;
+  const rows = await ctx.prisma.$queryRaw<Row[]>`
+    SELECT ${query.columns} FROM ${Prisma.raw(query.table)}
+     WHERE ${Prisma.join(where, ' AND ')}
+     ORDER BY created_at DESC, id DESC
+     LIMIT ${query.limit + 1}`;
+  const hasMore = rows.length > query.limit;
+  const data = hasMore ? rows.slice(0, query.limit) : rows;
+  const last = data[data.length - 1];
+  return { data, hasMore, nextCursor: hasMore && last ? encodeCursor(ctx.cursorKey, { createdAt: last.createdAt, id: last.id }, scope) : null };
+}
+
+/** The GraphQL page type of a row type: `{data, hasMore, nextCursor}`. */
+export function pageType<Row>(name: string, rowRef: ObjectRef<BuilderTypes, Row>) {
+  return builder.objectRef<Page<Row>>(name).implement({
+    description: `A page of ${name.replace(/Page$/, '').toLowerCase()} records, newest first.`,
+    fields: (t) => ({
+      data: t.field({ type: [rowRef], description: 'The rows of this page.', resolve: (page) => page.data }),
+      hasMore: t.exposeBoolean('hasMore', { description: 'Whether another page follows.' }),
+      nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as cursor for the next page.' }),
+    }),
+  });
+}

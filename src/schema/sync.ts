@@ -1,0 +1,134 @@
+import { Prisma } from '../generated/prisma/client.js';
+import { builder } from './builder.js';
+import { requireApiKey, serviceError } from './errors.js';
+import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs } from './history.js';
+import type { ApiKeyViewer } from './context.js';
+import type { Window } from '../domain/window.js';
+
+/** A sync row as the REST API shows it; a never-recorded result reads as `error`. */
+export interface SyncRecord {
+  id: bigint;
+  status: 'success' | 'warning' | 'error';
+  connectionId: number;
+  sourceId: number;
+  eventType: string;
+  toEmail: string;
+  platform: string;
+  payloadId: bigint;
+  error: unknown;
+  createdAt: Date;
+}
+
+const SyncStatus = builder.enumType('SyncStatus', {
+  description: 'Outcome of a CRM write; a sync that never recorded one counts as error.',
+  values: { success: { description: 'Written.' }, warning: { description: 'Written, with a partial problem.' }, error: { description: 'Not written, or no result recorded.' } } as const,
+});
+
+const SyncRef = builder.objectRef<SyncRecord>('SyncRecord').implement({
+  description: 'One CRM write attempt for a received request.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'BigInt', description: 'Sync id.' }),
+    status: t.exposeString('status', { description: '`success`, `warning` or `error`.' }),
+    connectionId: t.exposeInt('connectionId', { description: 'Connection written to.' }),
+    sourceId: t.exposeInt('sourceId', { description: 'Source the event came from.' }),
+    eventType: t.exposeString('eventType', { description: 'Inbound event type, e.g. EMAIL_SENT.' }),
+    toEmail: t.exposeString('toEmail', { description: 'Contact email or social profile URL (personal data).' }),
+    platform: t.exposeString('platform', { description: 'Sequencer platform.' }),
+    payloadId: t.expose('payloadId', { type: 'BigInt', description: 'Id of the related request.' }),
+    error: t.expose('error', { type: 'JSON', nullable: true, description: 'CRM result payload when present (may carry vendor messages).' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Processing time.' }),
+  }),
+});
+
+const SyncPage = pageType('SyncPage', SyncRef);
+
+export const SyncMetrics = builder.objectRef<{ success: number; warning: number; error: number }>('SyncMetrics').implement({
+  description: 'Exact sync counts by status over a window.',
+  fields: (t) => ({
+    success: t.exposeInt('success', { description: 'Successful syncs.' }),
+    warning: t.exposeInt('warning', { description: 'Syncs written with a partial problem.' }),
+    error: t.exposeInt('error', { description: 'Failed syncs, including those that never recorded a result.' }),
+  }),
+});
+
+const COLUMNS = Prisma.sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
+  event_type AS "eventType", to_email AS "toEmail", platform, request_id AS "payloadId", error, created_at AS "createdAt"`;
+
+const filterArgs = builder.args((t) => ({
+  sourceId: t.int({ required: false, description: 'Only this source (404 when not reachable).' }),
+  connectionId: t.int({ required: false, description: 'Only this connection (one outside the key gives no rows).' }),
+}));
+
+builder.queryFields((t) => ({
+  syncs: t.field({
+    type: SyncPage,
+    description: 'CRM write attempts, newest first.',
+    args: { ...windowArgs, ...pageArgs, ...filterArgs, status: t.arg({ type: SyncStatus, required: false, description: 'Only this status.' }) },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      const window = requireWindow(args.from, args.to);
+      const limit = requireLimit(args.limit);
+      const where = await syncFilters(ctx, viewer, window, args);
+      if (args.status === 'error') where.push(Prisma.sql`(status = 'error' OR status IS NULL)`);
+      else if (args.status) where.push(Prisma.sql`status = ${args.status}::sync_status`);
+      return keysetPage<SyncRecord>(ctx, {
+        table: 'syncs',
+        columns: COLUMNS,
+        where,
+        limit,
+        cursor: args.cursor,
+        scope: {
+          account: viewer.accountId, connections: viewer.connectionIds.join(','), sourceId: args.sourceId, connectionId: args.connectionId,
+          status: args.status, from: window.from.toISOString(), to: window.to.toISOString(),
+        },
+      });
+    },
+  }),
+  syncMetrics: t.field({
+    type: SyncMetrics,
+    description: 'Exact counts by status; their sum is what the list returns for the same filters.',
+    args: { ...windowArgs, ...filterArgs },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      const window = requireWindow(args.from, args.to);
+      const where = await syncFilters(ctx, viewer, window, args);
+      return countSyncs(ctx.prisma, where);
+    },
+  }),
+  sync: t.field({
+    type: SyncRef,
+    description: 'One sync; 404 when missing or not reachable by the key.',
+    args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      const [row] = await ctx.prisma.$queryRaw<SyncRecord[]>`
+        SELECT ${COLUMNS} FROM syncs
+         WHERE id = ${args.id} AND account_id = ${viewer.accountId} AND connection_id = ANY(${viewer.connectionIds}::int[])`;
+      if (!row) throw serviceError('NOT_FOUND', `Sync ${args.id} not found`);
+      return row;
+    },
+  }),
+}));
+
+/** Window, key reach, and the optional source (404 when unreachable) and connection filters. */
+async function syncFilters(
+  ctx: Parameters<typeof requireSource>[0],
+  viewer: ApiKeyViewer,
+  window: Window,
+  args: { sourceId?: number | null; connectionId?: number | null },
+): Promise<Prisma.Sql[]> {
+  if (args.sourceId != null) await requireSource(ctx, args.sourceId);
+  const where = visibleRows(viewer, window);
+  if (args.sourceId != null) where.push(Prisma.sql`source_id = ${args.sourceId}`);
+  if (args.connectionId != null) where.push(Prisma.sql`connection_id = ${args.connectionId}`);
+  return where;
+}
+
+/** Exact counts by status, never-recorded results counted as errors. */
+export async function countSyncs(prisma: Parameters<typeof requireSource>[0]['prisma'], where: Prisma.Sql[]) {
+  const rows = await prisma.$queryRaw<{ status: string; count: bigint }[]>`
+    SELECT COALESCE(status::text, 'error') AS status, count(*) AS count FROM syncs WHERE ${Prisma.join(where, ' AND ')} GROUP BY 1`;
+  const counts = { success: 0, warning: 0, error: 0 };
+  for (const row of rows) counts[row.status as keyof typeof counts] += Number(row.count);
+  return counts;
+}
