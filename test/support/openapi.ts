@@ -25,8 +25,9 @@ type ResponseObject = {
 };
 
 const doc = openApiDocument as unknown as Doc;
-// ajv-formats ships CommonJS with a default export.
-const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+// ajv-formats ships CommonJS whose default export is the function; ESM interop may wrap it once more.
+type AddFormats = (ajv: Ajv2020) => unknown;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addSchema(openApiDocument, 'openapi');
