@@ -88,6 +88,16 @@ const withDefault = <T extends z.ZodType>(schema: T, fallback: string) =>
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
+// Public base addresses are prefixes of every URL we print: no credentials, query or fragment in them.
+const baseUrlSchema = httpUrl.refine(
+  (value) => {
+    if (!URL.canParse(value)) return true; // already reported as not a URL
+    const url = new URL(value);
+    return url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  },
+  { error: 'must be a base address without credentials, query or fragment' },
+);
+
 const boolean = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
 
 const integer = (min: number, max: number) =>
@@ -125,8 +135,8 @@ const envSchema = z.object({
   HOST: withDefault(z.string().min(1), '0.0.0.0'),
   DATABASE_URL: optional(postgresUrl),
   DATA_DIR: withDefault(z.string().min(1), './.data'),
-  BASE_URL: optional(httpUrl),
-  INGRESS_URL: optional(httpUrl),
+  BASE_URL: optional(baseUrlSchema),
+  INGRESS_URL: optional(baseUrlSchema),
   DOCS_URL: optional(httpUrl),
   ENCRYPTION_KEY: optional(encryptionKey),
   SUPPORT_TOKENS: withDefault(tokenList, ''),

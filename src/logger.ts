@@ -34,6 +34,13 @@ const REDACTED_PATHS = [
   '*.credentials',
   'credentials',
   '*.apiKey',
+  '*.keyHash',
   '*.databaseUrl',
+  '*.encryptionKey',
+  '*.supportTokens',
+  '*.smtpUrl',
   '*.ingressCode',
+  '*.credentialsEncrypted',
+  '*.secretEncrypted',
+  '*.previousSecretEncrypted',
 ];

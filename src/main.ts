@@ -47,11 +47,8 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   const prisma = createPrisma(database.url);
   stack.push('prisma', () => prisma.$disconnect());
 
-  if (role === 'all') await seedDemo(prisma, database, logger);
-  if (role !== 'worker') {
-    const server = await listen(makeApp({ config, prisma, logger, encryptionKey: database.encryptionKey }), config.port, config.host);
-    stack.push('http', () => closeServer(server));
-  }
+  // Demo data (with its public keys) only ever goes into the embedded database, never a real one.
+  if (role === 'all' && config.databaseUrl === undefined) await seedDemo(prisma, database, logger);
   if (role !== 'api') {
     const pool = new pg.Pool({ connectionString: database.url, max: WORKER_SETTINGS.concurrency + 2 });
     // A dropped connection must not crash the process: log it, and the pool replaces it.
@@ -60,6 +57,11 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     stack.push('worker pool', () => pool.end());
     const runner: Runner = await startWorker(pool, logger);
     stack.push('worker', () => runner.stop());
+  }
+  // HTTP starts last so that it stops first: drained while the worker and the database still run.
+  if (role !== 'worker') {
+    const server = await listen(makeApp({ config, prisma, logger, encryptionKey: database.encryptionKey }), config.port, config.host);
+    stack.push('http', () => closeServer(server));
   }
 
   logger.info({ role, database: database.description, worker: role === 'api' ? undefined : WORKER_SETTINGS }, 'started');

@@ -14,6 +14,7 @@ export class ShutdownStack {
     for (let step = this.steps.pop(); step; step = this.steps.pop()) {
       try {
         await step.stop();
+        this.logger?.info({ step: step.name }, 'stopped');
       } catch (error) {
         this.logger?.warn({ step: step.name, err: error }, 'shutdown step failed');
       }

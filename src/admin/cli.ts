@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
-import { openDatabase, type Database } from '../db/database.js';
+import { openDatabase, releaseOnSignals, type Database } from '../db/database.js';
 import { applyMigrations } from '../db/migrations.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 import { createApiKey, listAccounts, revokeApiKey } from './keys.js';
@@ -51,7 +51,7 @@ program
   .command('revoke-key')
   .description('Revoke an API key by id or by its value')
   .option('--id <id>', 'key id', positiveInt)
-  .option('--key <svcapi_...>', 'the key itself')
+  .option('--key <key>', 'the key itself (svcapi_...)')
   .action((options: { id?: number; key?: string }) => withDatabase((prisma) => revokeApiKey(prisma, options)));
 
 program
@@ -71,8 +71,10 @@ try {
 async function withDatabase(command: (prisma: PrismaClient, database: Database) => Promise<unknown>): Promise<void> {
   let database: Database | undefined;
   let prisma: PrismaClient | undefined;
+  let unhook = () => {};
   try {
     database = await openDatabase(loadConfig(), 'borrow');
+    unhook = releaseOnSignals(database);
     await applyMigrations(database.url);
     prisma = createPrisma(database.url, { max: 2 });
     const result = await command(prisma, database);
@@ -83,6 +85,7 @@ async function withDatabase(command: (prisma: PrismaClient, database: Database) 
   } finally {
     await prisma?.$disconnect();
     await database?.release();
+    unhook();
   }
 }
 

@@ -32,12 +32,22 @@ export async function demoBanner(prisma: PrismaClient, config: Config): Promise<
   const lines = [`Pipeline Sync Service is listening on ${base}`];
   if (key && apiKey && !apiKey.revokedAt && !apiKey.rotatedAt) lines.push(`Demo API key:        ${key}`);
   if (source) lines.push(`Demo ingress URL:    ${sourceUrl(config.ingressUrl, source)}`);
-  lines.push('', 'Try:', `  curl -s ${base}/health`, `  curl -s ${base}/health/live`);
+  lines.push('', 'Try:', `  curl -s ${base}/health`);
+  if (key && apiKey && !apiKey.revokedAt && !apiKey.rotatedAt) {
+    const auth = `-H "Authorization: Bearer ${key}"`;
+    lines.push(
+      `  curl -s ${base}/api/v1/me ${auth}`,
+      `  curl -s ${base}/api/v1/account/status ${auth}`,
+      `  curl -s ${base}/api/v1/sources ${auth}`,
+      `  curl -s "${base}/api/v1/syncs?from=$(date -u -d '-7 days' +%FT%TZ)&to=$(date -u +%FT%TZ)" ${auth}`,
+    );
+  }
+  lines.push(`  open ${config.docsUrl} for the API reference (${base}/api/v1/openapi.json for the contract)`);
   if (config.supportTokens.length > 0) {
     lines.push(
-      `  curl -s ${base}/graphql -H "Authorization: Bearer $SUPPORT_TOKEN" -H 'Content-Type: application/json' \\`,
+      `  curl -s ${base}/graphql -H "Authorization: Bearer $SUPPORT_TOKENS" -H 'Content-Type: application/json' \\`,
       `       -d '{"query":"{ accounts { id email connections { id crm status sources { platform url } } } }"}'`,
-      `  open ${base}/graphql in a browser for the support explorer (paste your SUPPORT_TOKENS token into its headers)`,
+      `  open ${base}/graphql in a browser for the support explorer (paste one of your SUPPORT_TOKENS into its headers)`,
     );
   } else {
     lines.push('  (set SUPPORT_TOKENS=<a token of 16+ characters> to open the support explorer at /graphql)');

@@ -139,7 +139,12 @@ const apiKeySchema = z
     ref,
     name: z.string().min(1),
     key: z.string().regex(/^svcapi_[A-Za-z0-9]{16,}$/, { error: 'must be svcapi_ followed by at least 16 letters or digits' }).optional(),
-    scopes: z.array(z.enum(['read', 'write'])).min(1).default(['read']),
+    // Every key can read; `write` is the one scope to ask for (as the spec says of new keys).
+    scopes: z
+      .array(z.enum(['read', 'write']))
+      .min(1)
+      .default(['read'])
+      .transform((scopes) => (scopes.includes('write') ? ['read', 'write'] : ['read'])),
     connectionScope: z.enum(['account', 'connection']).default('account'),
     connection: z.string().min(1).optional(),
     revoked: z.boolean().default(false),
@@ -232,6 +237,7 @@ function checkReferences(fixture: Fixture): string[] {
     account.connections.forEach((connection, c) => {
       const at = `${accountAt}.connections[${c}]`;
       claim(connection.ref, at);
+      problems.push(...checkCredentials(connection.crm, connection.credentials, `${at}.credentials`));
       if (connection.ref) connectionRefs.add(connection.ref);
       const destinationRefs = new Set(connection.destinations.map((d) => d.ref).filter(isDefined));
       const relayRefs = new Set(connection.replyRelays.map((r) => r.ref).filter(isDefined));
@@ -280,6 +286,22 @@ function checkReferences(fixture: Fixture): string[] {
   });
   return problems;
 }
+
+/** The credential shapes the connectors need: HubSpot `{accessToken, refreshToken?}`, Salesforce `{instanceUrl, accessToken, refreshToken?}`. */
+function checkCredentials(crm: string, credentials: Record<string, unknown> | undefined, at: string): string[] {
+  const shape = CREDENTIALS[crm];
+  if (!shape || credentials === undefined) return [];
+  const parsed = shape.safeParse(credentials);
+  return parsed.success ? [] : parsed.error.issues.map((issue) => `${formatPath([at, ...issue.path])}: ${issue.message}`);
+}
+
+const secret = z.string({ error: 'is required (a string)' }).min(1, { error: 'must not be empty' });
+const CREDENTIALS: Record<string, z.ZodType> = {
+  HUBSPOT: z.object({ accessToken: secret, refreshToken: secret.optional() }).strict(),
+  SALESFORCE: z
+    .object({ instanceUrl: z.url({ protocol: /^https?$/, error: 'must be the org instance URL' }), accessToken: secret, refreshToken: secret.optional() })
+    .strict(),
+};
 
 /** `['accounts', 0, 'connections', 1, 'crm']` → `accounts[0].connections[1].crm`. */
 export function formatPath(path: readonly PropertyKey[]): string {

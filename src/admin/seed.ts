@@ -149,7 +149,10 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
         hasCrmSource: blocklist.hasCrmSource,
         lastFetchedAt: blocklist.entries.length > 0 ? new Date() : null,
         ...(blocklist.createdAt ? { createdAt: blocklist.createdAt } : {}),
-        entries: { createMany: { data: [...new Set(blocklist.entries)].map((value) => ({ value })) } },
+        // A SYNCED list has pushed every entry it holds to the sequencer; any other state has pushed none yet.
+        entries: {
+          createMany: { data: [...new Set(blocklist.entries)].map((value) => ({ value, pushedAt: blocklist.status === 'SYNCED' ? new Date() : null })) },
+        },
       },
     });
     remember(result.blocklists, blocklist.ref, created.id);

@@ -3,7 +3,7 @@
  * the difference between the last migrated schema and prisma/schema.prisma.
  */
 import { loadConfig } from '../config.js';
-import { openDatabase } from './database.js';
+import { openDatabase, releaseOnSignals } from './database.js';
 import { applyMigrations, createMigration } from './migrations.js';
 
 const [command, name] = process.argv.slice(2);
@@ -13,6 +13,7 @@ try {
   if (command !== 'migrate' && command !== 'migration') throw new Error('usage: db/cli.ts migrate | migration NAME');
   if (command === 'migration' && !name) throw new Error('usage: npm run db:migration -- NAME');
   const database = await openDatabase(config, 'borrow');
+  const unhook = releaseOnSignals(database);
   try {
     if (command === 'migrate') {
       const applied = await applyMigrations(database.url);
@@ -23,6 +24,7 @@ try {
     }
   } finally {
     await database.release();
+    unhook();
   }
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

@@ -42,3 +42,19 @@ export async function openDatabase(config: Config, mode: EmbeddedMode): Promise<
     release: () => (embedded.owned ? embedded.stop() : Promise.resolve()),
   };
 }
+
+/**
+ * For short-lived commands (admin, db): an interrupted command still stops the embedded cluster it
+ * started (Node's default exit on a signal skips every cleanup). Returns the function that unhooks.
+ */
+export function releaseOnSignals(database: Database): () => void {
+  const signals = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+  const handler = (signal: NodeJS.Signals) => {
+    process.stderr.write(`interrupted (${signal}): stopping\n`);
+    void database.release().finally(() => process.exit(signals[signal as keyof typeof signals] ?? 1));
+  };
+  for (const signal of Object.keys(signals)) process.once(signal, handler);
+  return () => {
+    for (const signal of Object.keys(signals)) process.off(signal, handler);
+  };
+}

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -36,14 +36,20 @@ const USER = SUPERUSER;
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const clusterDir = clusterDirFor(options.dataDir);
   const running = await findRunningCluster(options);
-  if (running && !(await ownerIsAlive(options.dataDir))) {
-    // Left behind by a process that died without stopping it (SIGKILL, power loss of the parent).
-    await stopOrphan(running.pid);
-  } else if (running) {
-    throw new Error(
-      `An embedded PostgreSQL (pid ${running.pid}) already runs on ${clusterDir}: another "npm start" uses this DATA_DIR. ` +
-        'Stop it first, or run "npm run api" / "npm run worker" to join it.',
-    );
+  if (running) {
+    const isOurs = await isPostgresOf(running.pid, clusterDir);
+    if (isOurs === false) {
+      // The pid file is stale and its pid now belongs to an unrelated process: never signal it.
+      await rm(path.join(clusterDir, 'postmaster.pid'), { force: true });
+    } else if (isOurs === true && !(await ownerIsAlive(options.dataDir))) {
+      // Left behind by a process that died without stopping it (SIGKILL, power loss of the parent).
+      await stopOrphan(running.pid);
+    } else {
+      throw new Error(
+        `An embedded PostgreSQL (pid ${running.pid}) already runs on ${clusterDir}: another "npm start" uses this DATA_DIR. ` +
+          'Stop it first, or run "npm run api" / "npm run worker" to join it.',
+      );
+    }
   }
   const secrets = await readLocalSecrets(options.dataDir);
   await prepareDirectory(clusterDir);
@@ -139,6 +145,18 @@ function ownerFile(dataDir: string): string {
 async function ownerIsAlive(dataDir: string): Promise<boolean> {
   const owner = Number(await readFile(ownerFile(dataDir), 'utf8').catch(() => ''));
   return Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner);
+}
+
+/**
+ * Whether `pid` really is the postmaster of `clusterDir` (undefined where that cannot be told): a stale
+ * postmaster.pid can name any process by now, and we must never signal a stranger.
+ */
+async function isPostgresOf(pid: number, clusterDir: string): Promise<boolean | undefined> {
+  if (!existsSync('/proc/self/cmdline')) return undefined; // cannot tell without /proc: assume it may be
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  const argv = cmdline.split('\0');
+  const dataDirArg = argv.indexOf('-D');
+  return path.basename(argv[0] ?? '') === 'postgres' && dataDirArg > 0 && path.resolve(argv[dataDirArg + 1] ?? '') === path.resolve(clusterDir);
 }
 
 async function stopOrphan(pid: number): Promise<void> {

@@ -69,7 +69,16 @@ export async function startServer(options: { clusterDir: string; port: number; p
   const stopOnExit = () => child.kill('SIGINT');
   process.on('exit', stopOnExit);
 
-  const ready = await Promise.race([waitUntilAccepting(options.port, options.password), exited.then(() => false)]);
+  let ready: boolean;
+  try {
+    ready = await Promise.race([waitUntilAccepting(options.port, options.password), exited.then(() => false)]);
+  } catch (error) {
+    // Up but unusable (wrong password, never ready): do not leave it running behind us.
+    process.off('exit', stopOnExit);
+    child.kill('SIGINT');
+    await exited;
+    throw error;
+  }
   if (!ready) {
     process.off('exit', stopOnExit);
     const tail = (await readFile(options.logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
@@ -96,8 +105,12 @@ async function waitUntilAccepting(port: number, password: string): Promise<boole
       await client.connect();
       await client.end();
       return true;
-    } catch {
+    } catch (error) {
       await client.end().catch(() => {});
+      // 28P01: the server is up and refuses our password; waiting will not change that.
+      if ((error as { code?: string }).code === '28P01') {
+        throw new Error('The embedded PostgreSQL refused the password in DATA_DIR/local-secrets.json: that file no longer matches the cluster');
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

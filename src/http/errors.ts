@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { maskIngressCode } from '../domain/source-url.js';
 import type { Logger } from '../logger.js';
 
 /** The spec's error body, used by every route of the service. */
@@ -32,7 +33,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       sendError(res, status, clientErrorMessage(status, error));
       return;
     }
-    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    logger.error({ err: error, method: req.method, path: maskIngressCode(req.path) }, 'unhandled error');
     sendError(res, 500, 'Internal server error');
   };
 }

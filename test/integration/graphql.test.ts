@@ -99,7 +99,7 @@ describe('reading accounts', () => {
     });
     expect(hubspot.sources[1].url).toBe('http://api.test.local/webhooks/demoLegacyAcme/heyreach01');
     expect(hubspot.replyRelays[0].categoryAllowlist).toEqual([{ id: '1', name: 'Interested' }, { id: '5', name: 'Meeting Request' }]);
-    expect(hubspot.blocklists[0]).toEqual({ listName: 'Customers and partners', status: 'SYNCED', syncedCount: 0, pendingCount: 2 });
+    expect(hubspot.blocklists[0]).toEqual({ listName: 'Customers and partners', status: 'SYNCED', syncedCount: 2, pendingCount: 0 });
     expect(account.apiKeys).toHaveLength(4);
     expect(account.webhookEndpoints[0].id).toMatch(/^svcwh_/);
     const text = JSON.stringify(data);

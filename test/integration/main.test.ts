@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -51,6 +51,10 @@ describe('npm start on the embedded PostgreSQL', () => {
       expect(service.stdout()).toContain('Demo API key:        svcapi_demoReadKeyAcme0000000000000001');
       expect(service.stdout()).toContain(`Demo ingress URL:    ${base}/webhooks/demoSmartleadAcme01`);
       expect(service.stdout()).toContain(`curl -s ${base}/health`);
+      expect(service.stdout()).toContain(`curl -s ${base}/api/v1/me -H "Authorization: Bearer svcapi_demoReadKeyAcme0000000000000001"`);
+      // The printed API line works as printed.
+      const me = await fetch(`http://127.0.0.1:${env.PORT}/api/v1/me`, { headers: { authorization: 'Bearer svcapi_demoReadKeyAcme0000000000000001' } });
+      expect(me.status).toBe(200);
 
       const health = await fetch(`http://127.0.0.1:${env.PORT}/health/ready`);
       expect(await health.json()).toMatchObject({ status: 'operational' });
@@ -64,6 +68,31 @@ describe('npm start on the embedded PostgreSQL', () => {
     }
     expect(service.stderr()).not.toMatch(/\n\s+at /);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('stops in order on SIGTERM: HTTP first, then the worker, then the database', async () => {
+    const service = startService('all', { ...env, LOG_LEVEL: 'info' });
+    await service.waitFor('curl -s');
+    expect(await service.stop('SIGTERM')).toBe(0);
+    const steps = [...service.stdout().matchAll(/"step":"([^"]+)","msg":"stopped"/g)].map((m) => m[1]);
+    expect(steps).toEqual(['http', 'worker', 'worker pool', 'prisma', 'database']);
+  });
+
+  it('never signals a stranger named by a stale postmaster.pid', async () => {
+    // Setup: a leftover postmaster.pid naming a live process that is not PostgreSQL
+    const stranger = spawn('sleep', ['60']);
+    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+    await writeFile(pidFile, `${stranger.pid}\n${dataDir}/postgres\n0\n5432\n`);
+    try {
+      // Action: the stale file is set aside and the service starts
+      const service = startService('all', env);
+      await service.waitFor('curl -s');
+      expect(await service.stop()).toBe(0);
+      // Assertions
+      expect(alive(stranger.pid!)).toBe(true);
+    } finally {
+      stranger.kill();
+    }
   });
 
   it('second start: reuses the data and does not seed twice; Ctrl-C (SIGINT) stops it cleanly', async () => {

@@ -144,7 +144,7 @@ describe('GET /api/v1/blocklists', () => {
   it('lists block lists with counts; a connectionId outside the key gives an empty list', async () => {
     const all = await get('/blocklists');
     expect(all.body.blocklists).toEqual([
-      expect.objectContaining({ id: ids.blocklists['acme-domains'], listName: 'Customers and partners', crm: 'HUBSPOT', blockType: 'DOMAIN', status: 'SYNCED', isEnabled: true, clientId: null, syncedCount: 0, pendingCount: 2 }),
+      expect.objectContaining({ id: ids.blocklists['acme-domains'], listName: 'Customers and partners', crm: 'HUBSPOT', blockType: 'DOMAIN', status: 'SYNCED', isEnabled: true, clientId: null, syncedCount: 2, pendingCount: 0 }),
       expect.objectContaining({ id: ids.blocklists['acme-addresses'], blockType: 'ADDRESS', status: 'CREATED', pendingCount: 0, lastFetchedAt: null }),
     ]);
     const other = await get(`/blocklists?connectionId=${ids.connections['globex-hubspot']}`);

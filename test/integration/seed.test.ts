@@ -46,6 +46,8 @@ describe('seedFixture with a valid fixture', () => {
       accounts: 2, connections: 4, sources: 4, destinations: 2, destination_bindings: 2, reply_relays: 1, blocklists: 2,
       blocklist_entries: 2, api_keys: 5, webhook_endpoints: 1, requests: 5, syncs: 5, deliveries: 3,
     });
+    // The SYNCED list's entries are already on the sequencer.
+    expect(await db.query('SELECT count(*)::int AS n FROM blocklist_entries WHERE pushed_at IS NOT NULL')).toEqual([{ n: 2 }]);
     const source = await db.prisma.source.findUniqueOrThrow({ where: { id: result.sources['acme-smartlead']! } });
     expect(source).toMatchObject({ ingressCode: 'demoSmartleadAcme01', createOrUpdateCompany: true, createOrUpdateTask: true, replyRelayId: result.replyRelays['acme-rep'] });
     const legacy = await db.prisma.source.findUniqueOrThrow({ where: { id: result.sources['acme-heyreach']! } });
@@ -109,17 +111,47 @@ describe('seedFixture with an invalid fixture', () => {
   it('writes nothing and names every bad path', async () => {
     const bad = structuredClone(demo) as any; // a deliberately broken copy of the demo
     bad.accounts[0].connections[1].crm = 'salesforce';
-    bad.accounts[0].connections[0].sources[0].destinations[0].destination = 'nope';
-    bad.accounts[1].apiKeys[0].connectionScope = 'connection';
+    bad.accounts[0].connections[0].blocklists[0].blockType = 'EMAIL';
+    bad.accounts[0].webhookEndpoints[0].url = 'http://ops.acme.test/events';
 
     const error = await seedFixture(db.prisma, bad, TEST_ENCRYPTION_KEY).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(FixtureError);
     expect((error as FixtureError).problems).toEqual([
+      'accounts[0].connections[0].blocklists[0].blockType: Invalid option: expected one of "ADDRESS"|"DOMAIN"',
       'accounts[0].connections[1].crm: must be an uppercase CRM identifier such as HUBSPOT',
+      'accounts[0].webhookEndpoints[0].url: must be an https:// URL',
     ]);
-    const second = await seedFixture(db.prisma, { ...demo, accounts: [{ ...demo.accounts[1], apiKeys: [{ name: 'k', connectionScope: 'connection' }] }] }, TEST_ENCRYPTION_KEY).catch((e: unknown) => e);
-    expect((second as FixtureError).problems).toEqual(['accounts[0].apiKeys[0].connection: is required when connectionScope is "connection"']);
+    expect(Object.values(await rowCounts()).every((n) => n === 0)).toBe(true);
+  });
+
+  it('lists every reference problem together', async () => {
+    const bad = structuredClone(demo) as any;
+    bad.accounts[0].connections[0].sources[0].destinations[0].destination = 'nope';
+    bad.accounts[0].connections[0].sources[0].replyRelay = 'nobody';
+    bad.accounts[1].apiKeys[0] = { name: 'k', connectionScope: 'connection', connection: 'acme-hubspot' };
+    bad.accounts[1].connections[0].credentials = { token: 'x' };
+
+    const error = (await seedFixture(db.prisma, bad, TEST_ENCRYPTION_KEY).catch((e: unknown) => e)) as FixtureError;
+
+    expect(error.problems).toEqual([
+      'accounts[0].connections[0].sources[0].destinations[0].destination: "nope" is not a destination of this connection',
+      'accounts[0].connections[0].sources[0].replyRelay: "nobody" is not a reply relay of this connection',
+      'accounts[1].connections[0].credentials.accessToken: is required (a string)',
+      'accounts[1].connections[0].credentials: Unrecognized key: "token"',
+      'accounts[1].apiKeys[0].connection: "acme-hubspot" is not a connection of this account',
+    ]);
+  });
+});
+
+describe('seedFixture atomicity', () => {
+  it('rolls everything back when a write fails half-way', async () => {
+    // Setup: the database refuses the last kind of row the seed writes (webhook endpoints)
+    await db.query(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
+    await db.query('CREATE TRIGGER refuse BEFORE INSERT ON webhook_endpoints FOR EACH ROW EXECUTE FUNCTION refuse()');
+
+    await expect(seedFixture(db.prisma, demo, TEST_ENCRYPTION_KEY)).rejects.toThrow(/refused/);
+
     expect(Object.values(await rowCounts()).every((n) => n === 0)).toBe(true);
   });
 });

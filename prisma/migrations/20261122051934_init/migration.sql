@@ -310,6 +310,12 @@ CREATE UNIQUE INDEX "api_keys_key_hash_key" ON "api_keys"("key_hash");
 CREATE INDEX "api_keys_account_id_idx" ON "api_keys"("account_id");
 
 -- CreateIndex
+CREATE INDEX "api_keys_connection_id_idx" ON "api_keys"("connection_id");
+
+-- CreateIndex
+CREATE INDEX "api_keys_replaced_by_id_idx" ON "api_keys"("replaced_by_id");
+
+-- CreateIndex
 CREATE INDEX "connections_account_id_id_idx" ON "connections"("account_id", "id");
 
 -- CreateIndex
@@ -373,10 +379,19 @@ CREATE INDEX "syncs_account_id_to_email_idx" ON "syncs"("account_id", "to_email"
 CREATE INDEX "deliveries_account_id_created_at_id_status_idx" ON "deliveries"("account_id", "created_at" DESC, "id" DESC, "status");
 
 -- CreateIndex
+CREATE INDEX "deliveries_connection_id_created_at_id_status_idx" ON "deliveries"("connection_id", "created_at" DESC, "id" DESC, "status");
+
+-- CreateIndex
 CREATE INDEX "deliveries_destination_id_created_at_id_status_idx" ON "deliveries"("destination_id", "created_at" DESC, "id" DESC, "status");
 
 -- CreateIndex
+CREATE INDEX "deliveries_source_id_created_at_id_status_idx" ON "deliveries"("source_id", "created_at" DESC, "id" DESC, "status");
+
+-- CreateIndex
 CREATE INDEX "deliveries_request_id_idx" ON "deliveries"("request_id");
+
+-- CreateIndex
+CREATE INDEX "deliveries_replay_of_delivery_id_idx" ON "deliveries"("replay_of_delivery_id");
 
 -- CreateIndex
 CREATE UNIQUE INDEX "webhook_endpoints_public_id_key" ON "webhook_endpoints"("public_id");
@@ -391,6 +406,12 @@ CREATE UNIQUE INDEX "platform_events_public_id_key" ON "platform_events"("public
 CREATE INDEX "platform_events_account_id_created_at_id_idx" ON "platform_events"("account_id", "created_at" DESC, "id" DESC);
 
 -- CreateIndex
+CREATE INDEX "platform_events_connection_id_idx" ON "platform_events"("connection_id");
+
+-- CreateIndex
+CREATE INDEX "platform_events_source_id_idx" ON "platform_events"("source_id");
+
+-- CreateIndex
 CREATE UNIQUE INDEX "webhook_deliveries_public_id_key" ON "webhook_deliveries"("public_id");
 
 -- CreateIndex
@@ -398,6 +419,9 @@ CREATE INDEX "webhook_deliveries_endpoint_id_created_at_id_idx" ON "webhook_deli
 
 -- CreateIndex
 CREATE INDEX "webhook_deliveries_event_id_idx" ON "webhook_deliveries"("event_id");
+
+-- CreateIndex
+CREATE INDEX "webhook_deliveries_replay_of_delivery_id_idx" ON "webhook_deliveries"("replay_of_delivery_id");
 
 -- CreateIndex
 CREATE INDEX "pipeline_health_connection_id_idx" ON "pipeline_health"("connection_id");
@@ -410,6 +434,12 @@ CREATE INDEX "lead_category_signals_account_id_contact_created_at_idx" ON "lead_
 
 -- CreateIndex
 CREATE INDEX "lead_category_signals_connection_id_contact_created_at_idx" ON "lead_category_signals"("connection_id", "contact", "created_at" DESC);
+
+-- CreateIndex
+CREATE INDEX "lead_category_signals_source_id_idx" ON "lead_category_signals"("source_id");
+
+-- CreateIndex
+CREATE INDEX "lead_category_signals_request_id_idx" ON "lead_category_signals"("request_id");
 
 -- AddForeignKey
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_account_id_fkey" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE CASCADE;
