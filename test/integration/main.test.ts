@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterDirFor } from '../../src/db/embedded.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import { apiFetch } from '../support/openapi.js';
 import { childEnv, tsxCommand } from '../support/processes.js';
 import { freePort, reachableTempDir, startService } from '../support/service-process.js';
 
@@ -53,11 +54,11 @@ describe('npm start on the embedded PostgreSQL', () => {
       expect(service.stdout()).toContain(`curl -s ${base}/health`);
       expect(service.stdout()).toContain(`curl -s ${base}/api/v1/me -H "Authorization: Bearer svcapi_demoReadKeyAcme0000000000000001"`);
       // The printed API line works as printed.
-      const me = await fetch(`http://127.0.0.1:${env.PORT}/api/v1/me`, { headers: { authorization: 'Bearer svcapi_demoReadKeyAcme0000000000000001' } });
+      const me = await apiFetch(`http://127.0.0.1:${env.PORT}/api/v1/me`, { headers: { authorization: 'Bearer svcapi_demoReadKeyAcme0000000000000001' } });
       expect(me.status).toBe(200);
 
-      const health = await fetch(`http://127.0.0.1:${env.PORT}/health/ready`);
-      expect(await health.json()).toMatchObject({ status: 'operational' });
+      const health = await apiFetch(`http://127.0.0.1:${env.PORT}/health/ready`);
+      expect(health.body).toMatchObject({ status: 'operational' });
 
       // The admin CLI joins the running cluster.
       const { stdout } = await admin(env, 'list-accounts');
@@ -205,7 +206,7 @@ describe('npm run api and npm run worker against DATABASE_URL', () => {
     try {
       await Promise.all(services.map((s) => s.waitFor('"msg":"started"')));
       for (const port of ports) {
-        const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+        const res = await apiFetch(`http://127.0.0.1:${port}/health/ready`);
         expect(res.status).toBe(200);
       }
       for (const worker of services.slice(2)) await worker.waitFor('Worker connected and looking for jobs');

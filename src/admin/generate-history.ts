@@ -1,0 +1,357 @@
+/**
+ * `npm run admin -- generate-history`: bulk request / sync / delivery history for existing accounts, for
+ * benchmarks and demos (fixtures carry hand-written history; this makes millions of rows).
+ *
+ * Set-based: each chunk is one `INSERT ... SELECT generate_series` statement whose data-modifying CTEs
+ * write the requests, their syncs and their deliveries together (ids drawn from the requests sequence up
+ * front, so every sync and delivery points at a request of the same statement). Chunks walk the window
+ * from oldest to newest, rows sorted by time inside a chunk, so ids grow with `created_at` as with live
+ * traffic; with several accounts, each chunk mixes all of them, so their rows interleave on disk as a
+ * shared production table's do.
+ */
+import pg from 'pg';
+
+export interface GenerateHistoryOptions {
+  /** Accounts to fill; each gets the same volume. */
+  accountIds: number[];
+  /** Requests per account. */
+  requests: number;
+  /** Share of requests (0..1) that got a sync; a request has at most one (syncs.request_id is unique). */
+  syncRatio: number;
+  /** Forwarding deliveries per account, spread evenly over the requests. */
+  deliveries: number;
+  /** `created_at` is uniform over the last `days` days (millisecond precision). */
+  days: number;
+  /** Share of syncs (and of deliveries) that failed. */
+  errorRate: number;
+  /** Share of syncs written with a partial problem. */
+  warningRate: number;
+  /** Share of syncs that never recorded a result (status NULL). */
+  nullRate: number;
+  /** Requests per INSERT statement, all accounts together; progress is reported once per chunk. */
+  chunkSize: number;
+  /** setseed() value in [-1, 1], for repeatable data (ids still depend on what the tables hold). */
+  seed?: number | undefined;
+  /** VACUUM (ANALYZE) the tables at the end (sets the visibility map, so index-only scans work); else ANALYZE only. */
+  vacuum: boolean;
+  /** End of the window; default now. */
+  now?: Date;
+  /** Progress lines (default: standard error). */
+  progress?: (line: string) => void;
+}
+
+export const HISTORY_DEFAULTS = {
+  requests: 100_000,
+  syncRatio: 1,
+  deliveries: 10_000,
+  days: 60,
+  errorRate: 0.05,
+  warningRate: 0.03,
+  nullRate: 0.01,
+  chunkSize: 50_000,
+  vacuum: true,
+} as const;
+
+export interface GenerateHistorySummary {
+  accounts: { id: number; sources: number; sourcesWithDestinations: number }[];
+  window: { from: string; to: string };
+  /** Rows written, all accounts together. */
+  inserted: { requests: number; syncs: number; deliveries: number };
+  syncsByStatus: { success: number; warning: number; error: number; null: number };
+  deliveriesByStatus: { success: number; error: number };
+  chunks: number;
+  elapsedMs: { insert: number; vacuum: number; total: number };
+  /** Requests + syncs + deliveries written per second of insert time. */
+  rowsPerSecond: number;
+}
+
+/** Generates the history; the tables must exist (migrations applied). Uses one connection of its own. */
+export async function generateHistory(databaseUrl: string, options: GenerateHistoryOptions): Promise<GenerateHistorySummary> {
+  validate(options);
+  const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const started = performance.now();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    // Generated rows are cheap to make again: no need to wait for each commit's WAL flush. JIT would
+    // compile every chunk's plan anew for nothing.
+    await client.query(`SET synchronous_commit = off; SET jit = off; SET work_mem = '64MB'`);
+    if (options.seed !== undefined) await client.query('SELECT setseed($1)', [options.seed]);
+    const accounts = await prepareSources(client, options);
+
+    const end = options.now ?? new Date();
+    const spanMs = options.days * 86_400_000;
+    const start = new Date(end.getTime() - spanMs);
+    const perChunk = Math.max(1, Math.floor(options.chunkSize / options.accountIds.length));
+    const chunks = Math.ceil(options.requests / perChunk);
+    const total = { requests: 0, syncs: 0, deliveries: 0 };
+    const syncsByStatus = { success: 0, warning: 0, error: 0, null: 0 };
+    const deliveriesByStatus = { success: 0, error: 0 };
+    const contacts = Math.max(1_000, Math.ceil(options.requests / 8));
+
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const lo = chunk * perChunk + 1;
+      const hi = Math.min(options.requests, (chunk + 1) * perChunk);
+      // This chunk's share of the window: ordinals lo..hi of `requests` cover the same share of the time.
+      const sliceStart = start.getTime() + ((lo - 1) / options.requests) * spanMs;
+      const sliceMs = ((hi - lo + 1) / options.requests) * spanMs;
+      const { rows } = await client.query<{ requests: string; syncs: Record<string, number> | null; deliveries: Record<string, number> | null }>(CHUNK_SQL, [
+        lo,
+        hi,
+        new Date(sliceStart),
+        sliceMs,
+        options.requests,
+        options.deliveries,
+        options.syncRatio,
+        options.nullRate,
+        options.errorRate,
+        options.warningRate,
+        end,
+        contacts,
+        JSON.stringify(BODY_EVENT_NAMES),
+      ]);
+      const row = rows[0];
+      total.requests += Number(row?.requests ?? 0);
+      for (const [status, n] of Object.entries(row?.syncs ?? {})) {
+        syncsByStatus[status as keyof typeof syncsByStatus] += Number(n);
+        total.syncs += Number(n);
+      }
+      for (const [status, n] of Object.entries(row?.deliveries ?? {})) {
+        deliveriesByStatus[status as keyof typeof deliveriesByStatus] += Number(n);
+        total.deliveries += Number(n);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const done = hi / options.requests;
+      progress(
+        `generate-history: ${(done * 100).toFixed(0).padStart(3)}%  requests ${fmt(total.requests)}, syncs ${fmt(total.syncs)}, ` +
+          `deliveries ${fmt(total.deliveries)}  ${seconds.toFixed(1)} s, ` +
+          `${fmt(Math.round((total.requests + total.syncs + total.deliveries) / seconds))} rows/s, ETA ${((seconds / done) * (1 - done)).toFixed(0)} s`,
+      );
+    }
+    const inserted = performance.now();
+
+    // Sources show when they last received something (the account status derives from it).
+    await client.query(`
+      UPDATE sources s SET last_event_received_at = m.last
+        FROM (SELECT g.source_id, (SELECT max(r.created_at) FROM requests r WHERE r.source_id = g.source_id) AS last FROM gh_sources g) m
+       WHERE s.id = m.source_id AND m.last IS NOT NULL AND (s.last_event_received_at IS NULL OR s.last_event_received_at < m.last)`);
+    progress(`generate-history: ${options.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} requests, syncs, deliveries ...`);
+    await client.query(options.vacuum ? 'VACUUM (ANALYZE) requests, syncs, deliveries' : 'ANALYZE requests, syncs, deliveries');
+    const finished = performance.now();
+    const insertMs = inserted - started;
+    return {
+      accounts,
+      window: { from: start.toISOString(), to: end.toISOString() },
+      inserted: total,
+      syncsByStatus,
+      deliveriesByStatus,
+      chunks,
+      elapsedMs: { insert: Math.round(insertMs), vacuum: Math.round(finished - inserted), total: Math.round(finished - started) },
+      rowsPerSecond: Math.round((total.requests + total.syncs + total.deliveries) / (insertMs / 1000)),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+function validate(o: GenerateHistoryOptions): void {
+  const problems: string[] = [];
+  if (o.accountIds.length === 0 || o.accountIds.some((id) => !Number.isInteger(id) || id < 1)) problems.push('account: one or more positive account ids');
+  if (new Set(o.accountIds).size !== o.accountIds.length) problems.push('account: the same account twice');
+  if (!Number.isInteger(o.requests) || o.requests < 1) problems.push('requests: a positive whole number');
+  if (!Number.isInteger(o.deliveries) || o.deliveries < 0) problems.push('deliveries: a whole number, 0 or more');
+  if (!(o.days > 0) || o.days > 3650) problems.push('days: more than 0, at most 3650');
+  if (!Number.isInteger(o.chunkSize) || o.chunkSize < 100 || o.chunkSize > 1_000_000) problems.push('chunk: a whole number from 100 to 1,000,000');
+  for (const [name, value] of [['sync-ratio', o.syncRatio], ['error-rate', o.errorRate], ['warning-rate', o.warningRate], ['null-rate', o.nullRate]] as const) {
+    if (!(value >= 0 && value <= 1)) problems.push(`${name}: a number from 0 to 1`);
+  }
+  if (o.errorRate + o.warningRate + o.nullRate > 1) problems.push('error-rate + warning-rate + null-rate must not exceed 1');
+  if (o.seed !== undefined && !(o.seed >= -1 && o.seed <= 1)) problems.push('seed: a number from -1 to 1');
+  if (problems.length > 0) throw new Error(`generate-history: ${problems.join('; ')}`);
+}
+
+/**
+ * Session temp tables the chunk statement reads: every source of the accounts' live connections with
+ * the destinations its deliveries may go to (its bindings, else its connection's destinations), and per
+ * account the source count and which sources can take deliveries.
+ */
+async function prepareSources(client: pg.Client, o: GenerateHistoryOptions): Promise<GenerateHistorySummary['accounts']> {
+  await client.query('DROP TABLE IF EXISTS pg_temp.gh_sources, pg_temp.gh_accounts');
+  await client.query(
+    `CREATE TEMP TABLE gh_sources AS
+     SELECT a.ord::int AS ord, a.account_id,
+            (row_number() OVER (PARTITION BY a.ord ORDER BY s.id) - 1)::int AS idx,
+            s.id AS source_id, s.connection_id, s.platform, s.ingress_code,
+            COALESCE(bound.ids, conn.ids) AS dest_ids, COALESCE(bound.urls, conn.urls) AS dest_urls
+       FROM unnest($1::int[]) WITH ORDINALITY AS a(account_id, ord)
+       JOIN connections c ON c.account_id = a.account_id AND c.deleted_at IS NULL
+       JOIN sources s ON s.connection_id = c.id
+       LEFT JOIN LATERAL (
+         SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.url ORDER BY d.id) AS urls
+           FROM destination_bindings b JOIN destinations d ON d.id = b.destination_id AND d.connection_id = s.connection_id
+          WHERE b.source_id = s.id) bound ON true
+       LEFT JOIN LATERAL (
+         SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.url ORDER BY d.id) AS urls
+           FROM destinations d WHERE d.connection_id = s.connection_id) conn ON true`,
+    [o.accountIds],
+  );
+  await client.query(
+    `CREATE TEMP TABLE gh_accounts AS
+     SELECT ord, account_id, count(*)::int AS nsrc,
+            COALESCE(array_agg(idx ORDER BY idx) FILTER (WHERE dest_ids IS NOT NULL), '{}') AS dmap
+       FROM gh_sources GROUP BY ord, account_id`,
+  );
+  await client.query('ANALYZE gh_sources; ANALYZE gh_accounts');
+  const { rows } = await client.query<{ account_id: number; nsrc: number; ndest: number; exists: boolean }>(
+    `SELECT a.account_id, COALESCE(g.nsrc, 0) AS nsrc, COALESCE(cardinality(g.dmap), 0) AS ndest,
+            EXISTS (SELECT 1 FROM accounts x WHERE x.id = a.account_id) AS exists
+       FROM unnest($1::int[]) WITH ORDINALITY AS a(account_id, ord) LEFT JOIN gh_accounts g ON g.ord = a.ord
+      ORDER BY a.ord`,
+    [o.accountIds],
+  );
+  const problems: string[] = [];
+  for (const row of rows) {
+    if (!row.exists) problems.push(`account ${row.account_id} does not exist`);
+    else if (row.nsrc === 0) problems.push(`account ${row.account_id} has no source on a live connection`);
+    else if (o.deliveries > 0 && row.ndest === 0) problems.push(`account ${row.account_id} has no forwarding destination for deliveries (use --deliveries 0)`);
+  }
+  if (problems.length > 0) throw new Error(`generate-history: ${problems.join('; ')}`);
+  return rows.map((r) => ({ id: r.account_id, sources: r.nsrc, sourcesWithDestinations: r.ndest }));
+}
+
+/** How each platform names our canonical event types in its own payloads (for realistic request bodies). */
+const BODY_EVENT_NAMES: Record<string, Record<string, string>> = {
+  instantly: {
+    EMAIL_SENT: 'email_sent', EMAIL_OPEN: 'email_opened', EMAIL_LINK_CLICK: 'link_clicked', EMAIL_REPLY: 'reply_received',
+    EMAIL_BOUNCE: 'email_bounced', LEAD_UNSUBSCRIBED: 'lead_unsubscribed',
+  },
+  lemlist: {
+    EMAIL_SENT: 'emailsSent', EMAIL_OPEN: 'emailsOpened', EMAIL_LINK_CLICK: 'emailsClicked', EMAIL_REPLY: 'emailsReplied',
+    EMAIL_BOUNCE: 'emailsBounced', LEAD_UNSUBSCRIBED: 'emailsUnsubscribed',
+  },
+  heyreach: {
+    CONNECTION_REQUEST_SENT: 'connection_request_sent', CONNECTION_REQUEST_ACCEPTED: 'connection_request_accepted',
+    MESSAGE_SENT: 'message_sent', MESSAGE_REPLY: 'message_reply_received',
+  },
+};
+
+const sqlArray = (values: string[]) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`;
+/** 20 slots each, repeated by weight: sends outnumber opens, opens outnumber replies. */
+const EMAIL_EVENTS = sqlArray([
+  ...Array<string>(9).fill('EMAIL_SENT'), ...Array<string>(5).fill('EMAIL_OPEN'), 'EMAIL_LINK_CLICK', 'EMAIL_LINK_CLICK',
+  'EMAIL_REPLY', 'EMAIL_REPLY', 'EMAIL_BOUNCE', 'LEAD_UNSUBSCRIBED',
+]);
+const LINKEDIN_EVENTS = sqlArray([
+  ...Array<string>(6).fill('CONNECTION_REQUEST_SENT'), ...Array<string>(3).fill('CONNECTION_REQUEST_ACCEPTED'),
+  ...Array<string>(8).fill('MESSAGE_SENT'), ...Array<string>(3).fill('MESSAGE_REPLY'),
+]);
+/** Platforms whose leads are LinkedIn profiles rather than email addresses. */
+const LINKEDIN_PLATFORMS = sqlArray(['heyreach', 'expandi', 'dripify', 'waalaxy', 'linkedhelper']);
+const SYNC_ERRORS = `ARRAY[
+  '{"status": 429, "category": "RATE_LIMITS", "message": "You have reached your secondly limit."}',
+  '{"status": 401, "category": "INVALID_AUTHENTICATION", "message": "Authentication credentials not found."}',
+  '{"status": 400, "category": "VALIDATION_ERROR", "message": "Property values were not valid: invalid email address"}',
+  '{"status": 409, "category": "CONFLICT", "message": "Contact already exists. Existing ID: 51234"}',
+  '[{"errorCode": "REQUIRED_FIELD_MISSING", "message": "Required fields are missing: [LastName]", "fields": ["LastName"]}]',
+  '[{"errorCode": "INVALID_SESSION_ID", "message": "Session expired or invalid"}]',
+  '{"status": 502, "message": "CRM did not answer in time"}'
+]::jsonb[]`;
+const SYNC_WARNINGS = `ARRAY[
+  '{"message": "Contact written; company not created: free email domain"}',
+  '{"message": "Contact written; task not created: no owner to assign"}',
+  '{"message": "Activity written; contact owner not assigned: owner is deactivated"}'
+]::jsonb[]`;
+
+/**
+ * One chunk: ordinals $1..$2 of $5 requests per account, timed inside [$3, $3 + $4 ms). Ordinal g carries
+ * floor(g*D/R) - floor((g-1)*D/R) deliveries, so the total is exactly D; such requests come from a source
+ * that has destinations. Sync status by one uniform draw: null | error | warning | success.
+ */
+const CHUNK_SQL = `
+WITH o AS (
+  SELECT a.ord, a.account_id, a.nsrc, a.dmap,
+         ((g * $6::bigint) / $5::bigint - ((g - 1) * $6::bigint) / $5::bigint)::int AS n_deliveries,
+         date_trunc('milliseconds', $3::timestamptz + random() * $4::float8 * interval '1 millisecond') AS created_at,
+         random() AS r_src, random() AS r_sync, random() AS r_status, random() AS r_event,
+         1 + floor(random() * $12::int)::int AS contact, 1 + floor(random() * 400)::int AS campaign
+    FROM gh_accounts a CROSS JOIN generate_series($1::bigint, $2::bigint) AS g
+),
+picked AS (
+  SELECT o.*, s.source_id, s.connection_id, s.platform, s.ingress_code, s.dest_ids, s.dest_urls,
+         s.platform = ANY(${LINKEDIN_PLATFORMS}) AS linkedin
+    FROM o JOIN gh_sources s
+      ON s.ord = o.ord
+     AND s.idx = CASE WHEN o.n_deliveries > 0 THEN o.dmap[1 + floor(o.r_src * cardinality(o.dmap))::int]
+                      ELSE floor(o.r_src * o.nsrc)::int END
+),
+described AS (
+  SELECT p.*,
+         CASE WHEN p.linkedin THEN (${LINKEDIN_EVENTS})[1 + floor(p.r_event * 20)::int]
+              ELSE (${EMAIL_EVENTS})[1 + floor(p.r_event * 20)::int] END AS event_type,
+         CASE WHEN p.linkedin THEN 'https://www.linkedin.com/in/lead-' || p.contact
+              ELSE 'lead' || p.contact || '@company' || (p.contact % 997) || '.example' END AS to_email
+    FROM picked p
+),
+base AS MATERIALIZED (
+  SELECT nextval(pg_get_serial_sequence('requests', 'id')::regclass) AS request_id, x.*
+    FROM (SELECT d.*, COALESCE($13::jsonb -> d.platform ->> d.event_type, d.event_type) AS body_event
+            FROM described d ORDER BY d.created_at) x
+),
+ins_r AS (
+  INSERT INTO requests (id, account_id, source_id, connection_id, path, body, created_at)
+  SELECT request_id, account_id, source_id, connection_id, ingress_code,
+         (CASE platform
+            WHEN 'lemlist' THEN json_build_object('type', body_event, 'leadEmail', to_email, 'campaignId', 'cam_' || campaign, 'createdAt', created_at)
+            WHEN 'heyreach' THEN json_build_object('event_type', body_event, 'lead', json_build_object('profile_url', to_email), 'campaign_id', campaign, 'timestamp', created_at)
+            ELSE json_build_object('event_type', body_event, 'to_email', to_email, 'campaign_id', campaign, 'event_timestamp', created_at)
+          END)::text,
+         created_at
+    FROM base
+  RETURNING 1
+),
+ins_s AS (
+  INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, status, event_type, to_email, error, attempts, created_at, updated_at)
+  SELECT b.account_id, b.connection_id, b.source_id, b.request_id, b.platform, st.status::sync_status, b.event_type, b.to_email,
+         CASE st.status WHEN 'error' THEN (${SYNC_ERRORS})[1 + floor(random() * 7)::int]
+                        WHEN 'warning' THEN (${SYNC_WARNINGS})[1 + floor(random() * 3)::int] END,
+         CASE WHEN st.status IS NULL THEN 0 WHEN st.status = 'error' THEN 1 + floor(random() * 3)::int ELSE 1 END,
+         st.done, st.done
+    FROM base b
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN b.r_status < $8 THEN NULL
+                  WHEN b.r_status < $8 + $9 THEN 'error'
+                  WHEN b.r_status < $8 + $9 + $10 THEN 'warning'
+                  ELSE 'success' END AS status,
+             LEAST($11::timestamptz, date_trunc('milliseconds', b.created_at + (40 + b.r_event * 2500) * interval '1 millisecond')) AS done
+    ) st
+   WHERE b.r_sync < $7
+   ORDER BY b.request_id
+  RETURNING status
+),
+ins_d AS (
+  INSERT INTO deliveries (account_id, destination_id, destination_url, connection_id, source_id, request_id, event_type, to_email,
+                          status, http_status, error, created_at)
+  SELECT b.account_id, b.dest_ids[p.j], b.dest_urls[p.j], b.connection_id, b.source_id, b.request_id, b.event_type, b.to_email,
+         CASE WHEN p.failed THEN 'error' ELSE 'success' END::delivery_status,
+         CASE WHEN NOT p.failed THEN 200 ELSE (ARRAY[500, 502, 503, 504, 404, 410, NULL])[1 + floor(p.r * 7)::int] END,
+         CASE WHEN NOT p.failed THEN NULL
+              WHEN p.r >= 6.0 / 7 THEN '{"message": "connect ETIMEDOUT after 10000 ms"}'::jsonb
+              ELSE '{"message": "destination answered with an error status"}'::jsonb END,
+         LEAST($11::timestamptz, date_trunc('milliseconds', b.created_at + (100 + p.r * 1500 + k * 50) * interval '1 millisecond'))
+    FROM base b
+    CROSS JOIN LATERAL generate_series(1, b.n_deliveries) AS k
+    CROSS JOIN LATERAL (
+      SELECT 1 + ((k - 1) + floor(b.r_sync * cardinality(b.dest_ids))::int) % cardinality(b.dest_ids) AS j,
+             random() < $9 + b.n_deliveries * 0 AS failed, random() + k * 0 AS r
+    ) p
+   WHERE b.n_deliveries > 0
+   ORDER BY b.request_id, k
+  RETURNING status
+)
+SELECT (SELECT count(*) FROM ins_r) AS requests,
+       (SELECT json_object_agg(COALESCE(status::text, 'null'), n) FROM (SELECT status, count(*) AS n FROM ins_s GROUP BY 1) x) AS syncs,
+       (SELECT json_object_agg(status::text, n) FROM (SELECT status, count(*) AS n FROM ins_d GROUP BY 1) y) AS deliveries`;
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
