@@ -18,8 +18,8 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; problems: string[
 /** Parses and checks a window; every problem is listed, not just the first. */
 export function checkWindow(from: string | undefined, to: string | undefined): Checked<Window> {
   const problems: string[] = [];
-  const start = parseInstant(from, 'from', problems);
-  const end = parseInstant(to, 'to', problems);
+  const start = parseInstant(from, 'from', problems, 'ceil');
+  const end = parseInstant(to, 'to', problems, 'floor');
   if (start && end) {
     if (start.getTime() > end.getTime()) problems.push('from must not be after to');
     else if (end.getTime() - start.getTime() > MAX_SPAN_DAYS * 86_400_000) problems.push(`The from/to window must not span more than ${MAX_SPAN_DAYS} days`);
@@ -36,17 +36,30 @@ export function checkLimit(limit: string | number | undefined): Checked<number> 
 }
 
 // ISO 8601 date-time with a time zone, or a bare date (midnight UTC): what clients actually send.
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2}))?$/;
 
-function parseInstant(value: string | undefined, name: string, problems: string[]): Date | undefined {
+/**
+ * Parses an instant; `Date` alone would roll 2025-02-30 over to March 2, so every field is range-checked.
+ * Timestamps are stored to the millisecond: a `from` with finer digits rounds up, a `to` rounds down,
+ * so the window never takes in a row outside what was asked.
+ */
+function parseInstant(value: string | undefined, name: string, problems: string[], rounding: 'ceil' | 'floor'): Date | undefined {
   if (value === undefined || value === '') {
     problems.push(`${name} is required (an ISO 8601 date-time)`);
     return undefined;
   }
-  const date = ISO_DATE_TIME.test(value) ? new Date(value) : undefined;
+  const m = ISO_DATE_TIME.exec(value);
+  const [year, month, day, hour, minute, second] = (m ? [m[1], m[2], m[3], m[4], m[5], m[6]] : []).map((v) => Number(v ?? 0));
+  const valid =
+    m !== null &&
+    month! >= 1 && month! <= 12 &&
+    day! >= 1 && day! <= new Date(Date.UTC(year!, month!, 0)).getUTCDate() &&
+    hour! <= 23 && minute! <= 59 && second! <= 59;
+  const date = valid ? new Date(value) : undefined;
   if (!date || Number.isNaN(date.getTime())) {
     problems.push(`${name} must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z`);
     return undefined;
   }
-  return date;
+  const finer = (m?.[7] ?? '').slice(3);
+  return rounding === 'ceil' && /[1-9]/.test(finer) ? new Date(date.getTime() + 1) : date;
 }
