@@ -92,6 +92,20 @@ describe('discovery and documentation', () => {
     expect(await init.text()).toContain('getMe');
   });
 
+  it.each([
+    ['POST', '/api/v1/connections/1/test'],
+    ['GET', '/api/v1/blocklists/1/entries'],
+    ['DELETE', '/api/v1/blocklists/1/entries'],
+    ['POST', '/api/v1/destinations/reply-relays'],
+    ['GET', '/api/v1/accounts/outreach'],
+    ['GET', '/api/v1/sources/1'],
+  ])('%s %s, announced but not callable, is the JSON 404', async (method, path) => {
+    const res = await apiFetch(`${ctx.server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${KEYS.acmeWrite}` } });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ statusCode: 404, message: `Cannot ${method} ${path}`, error: 'Not Found' });
+    expect(res.headers.get('link')).toContain('rel="service-desc"');
+  });
+
   it('unknown /api paths are JSON 404s with the Link header, key or no key', async () => {
     for (const key of [undefined, KEYS.acmeRead]) {
       const res = await apiGet(ctx.server.baseUrl, '/connections/1/test', key);

@@ -50,15 +50,14 @@ export async function apiFetch<T = any>(url: string, init: RequestInit = {}): Pr
 /** The problems of one response against the document (empty when it conforms). */
 export function checkResponse(path: string, method: string, status: number, headers: Headers, body: unknown): string[] {
   const template = Object.keys(doc.paths).find((p) => pathPattern(p).test(path));
-  if (!template) {
-    // Undocumented paths: the JSON 404 of the spec, with the Link header under /api/v1.
+  const operation = template ? doc.paths[template]?.[method] : undefined;
+  if (!template || !operation) {
+    // Undocumented routes: the JSON 404 of the spec, with the Link header under /api/v1.
     const problems = validate('#/components/schemas/Error', body);
-    if (status !== 404) problems.unshift(`undocumented path answered ${status}, not 404`);
+    if (status !== 404) problems.unshift(`undocumented route answered ${status}, not 404`);
     if (path.startsWith('/api/v1') && !headers.get('link')) problems.push('missing Link header');
     return problems;
   }
-  const operation = doc.paths[template]?.[method];
-  if (!operation) return [`${method.toUpperCase()} ${template} is not documented`];
   const declared = operation.responses[String(status)] ?? operation.responses.default;
   if (!declared) return [`status ${status} is not documented for ${method.toUpperCase()} ${template}`];
   const pointer = declared.$ref ?? `#/paths/${escape(template)}/${method}/responses/${operation.responses[String(status)] ? status : 'default'}`;
