@@ -3,7 +3,7 @@ import { builder } from './builder.js';
 import { countDeliveries, DeliveryMetrics } from './delivery.js';
 import { requireApiKey } from './errors.js';
 import { requireWindow, visibleRows, windowArgs } from './history.js';
-import { RequestMetrics } from './request.js';
+import { countRequests, RequestMetrics } from './request.js';
 import { countSyncs, SyncMetrics } from './sync.js';
 
 interface AccountMetrics {
@@ -30,12 +30,8 @@ builder.queryField('accountMetrics', (t) =>
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
       const where = () => [...visibleRows(viewer, window), ...(args.connectionId != null ? [Prisma.sql`connection_id = ${args.connectionId}`] : [])];
-      const [[requests], syncs, deliveries] = await Promise.all([
-        ctx.prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where(), ' AND ')}`,
-        countSyncs(ctx.prisma, where()),
-        countDeliveries(ctx, where()),
-      ]);
-      return { requests: { count: Number(requests?.count ?? 0) }, syncs, deliveries };
+      const [requests, syncs, deliveries] = await Promise.all([countRequests(ctx, where()), countSyncs(ctx.prisma, where()), countDeliveries(ctx, where())]);
+      return { requests, syncs, deliveries };
     },
   }),
 );

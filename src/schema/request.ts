@@ -1,5 +1,6 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
+import type { Context } from './context.js';
 import { requireApiKey } from './errors.js';
 import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs } from './history.js';
 
@@ -62,8 +63,13 @@ builder.queryFields((t) => ({
       const window = requireWindow(args.from, args.to);
       if (args.sourceId != null) await requireSource(ctx, args.sourceId);
       const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [Prisma.sql`source_id = ${args.sourceId}`] : [])];
-      const [row] = await ctx.prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where, ' AND ')}`;
-      return { count: Number(row?.count ?? 0) };
+      return countRequests(ctx, where);
     },
   }),
 }));
+
+/** Exact request count over the rows `where` selects. */
+export async function countRequests(ctx: Context, where: Prisma.Sql[]): Promise<{ count: number }> {
+  const [row] = await ctx.prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where, ' AND ')}`;
+  return { count: Number(row?.count ?? 0) };
+}
