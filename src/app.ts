@@ -14,6 +14,8 @@ export interface AppDeps {
   config: Config;
   prisma: PrismaClient;
   logger: Logger;
+  /** The client for heavy reads, whose statements PostgreSQL cancels past QUERY_TIMEOUT_MS. */
+  heavyPrisma: PrismaClient;
   /** ENCRYPTION_KEY (or the embedded default's key): cursor signing keys are derived from it. */
   encryptionKey: Buffer;
 }
@@ -36,9 +38,16 @@ export function makeApp(deps: AppDeps): Express {
   );
 
   installHealth(app, deps);
-  const cursorKey = deriveKey(deps.encryptionKey, 'cursor');
-  installRest(app, { ...deps, cursorKey });
-  installGraphql(app, { ...deps, supportTokens: deps.config.supportTokens, ingressUrl: deps.config.ingressUrl, cursorKey });
+  // What every GraphQL operation's context shares, whoever the viewer is.
+  const shared = {
+    prisma: deps.prisma,
+    heavy: deps.heavyPrisma,
+    queryTimeoutMs: deps.config.queryTimeoutMs,
+    ingressUrl: deps.config.ingressUrl,
+    cursorKey: deriveKey(deps.encryptionKey, 'cursor'),
+  };
+  installRest(app, { config: deps.config, logger: deps.logger, shared });
+  installGraphql(app, { logger: deps.logger, supportTokens: deps.config.supportTokens, shared });
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -60,7 +60,9 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   }
   // HTTP starts last so that it stops first: drained while the worker and the database still run.
   if (role !== 'worker') {
-    const server = await listen(makeApp({ config, prisma, logger, encryptionKey: database.encryptionKey }), config.port, config.host);
+    const heavyPrisma = createPrisma(database.url, { statementTimeoutMs: config.queryTimeoutMs, max: 5 });
+    stack.push('heavy-read prisma', () => heavyPrisma.$disconnect());
+    const server = await listen(makeApp({ config, prisma, heavyPrisma, logger, encryptionKey: database.encryptionKey }), config.port, config.host);
     stack.push('http', () => closeServer(server));
   }
 

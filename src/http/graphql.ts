@@ -1,11 +1,10 @@
 import type { Express, RequestHandler } from 'express';
 import { createYoga } from 'graphql-yoga';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import type { PrismaClient } from '../db/prisma.js';
 import { safeEqual } from '../domain/secrets.js';
 import type { Logger } from '../logger.js';
 import { schema } from '../schema/index.js';
-import type { Context } from '../schema/context.js';
+import type { Context, SharedContext } from '../schema/context.js';
 import { sendError } from './errors.js';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -16,7 +15,7 @@ export const GRAPHQL_PATH = '/graphql';
  * The GraphiQL page itself (an HTML shell with no data, bundled so it works offline) is served to
  * browsers; the token goes into its headers editor.
  */
-export function installGraphql(app: Express, deps: { prisma: PrismaClient; supportTokens: string[]; ingressUrl: string; cursorKey: Buffer; logger: Logger }): void {
+export function installGraphql(app: Express, deps: { supportTokens: string[]; shared: SharedContext; logger: Logger }): void {
   const yoga = createYoga<object, Context>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -33,7 +32,7 @@ export function installGraphql(app: Express, deps: { prisma: PrismaClient; suppo
       warn: (...args) => deps.logger.warn({ args }, 'graphql'),
       error: (...args) => deps.logger.error({ args }, 'graphql'),
     },
-    context: () => ({ prisma: deps.prisma, viewer: { kind: 'staff' }, ingressUrl: deps.ingressUrl, cursorKey: deps.cursorKey }),
+    context: () => ({ ...deps.shared, viewer: { kind: 'staff' } }),
   });
   app.use(GRAPHQL_PATH, requireStaff(deps.supportTokens), yoga as unknown as RequestHandler);
 }

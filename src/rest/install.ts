@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { PrismaClient } from '../db/prisma.js';
 import { sendError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
-import type { ApiKeyViewer, Context } from '../schema/context.js';
+import type { ApiKeyViewer, Context, SharedContext } from '../schema/context.js';
 import { authenticate } from './auth.js';
 import { runOperation } from './executor.js';
 import { installOpenApi, openApiDocument } from './openapi.js';
@@ -13,9 +13,8 @@ import { ROUTES, type Route, type RouteEnv } from './routes.js';
 
 export interface RestDeps {
   config: Config;
-  prisma: PrismaClient;
   logger: Logger;
-  cursorKey: Buffer;
+  shared: SharedContext;
 }
 
 export const API_PREFIX = '/api/v1';
@@ -34,7 +33,7 @@ export function installRest(app: Express, deps: RestDeps): void {
     next();
   });
   installOpenApi(router);
-  const auth = requireKey(deps.prisma);
+  const auth = requireKey(deps.shared.prisma);
   for (const route of ROUTES) router.get(route.path, auth, handle(route, env, deps));
   app.use(API_PREFIX, router);
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline Sync Service API v1' }));
@@ -63,7 +62,7 @@ function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
       if (error instanceof RestError) return sendError(res, error.status, error.message);
       throw error;
     }
-    const context: Context = { prisma: deps.prisma, viewer: res.locals.viewer as ApiKeyViewer, ingressUrl: deps.config.ingressUrl, cursorKey: deps.cursorKey };
+    const context: Context = { ...deps.shared, viewer: res.locals.viewer as ApiKeyViewer };
     const result = await runOperation(route.operation, variables, context);
     if (result.ok) {
       res.status(200).json(route.shape(result.data, env));

@@ -21,9 +21,15 @@ export type Viewer = { kind: 'staff' } | ApiKeyViewer;
 /** Per-operation context. */
 export interface Context {
   prisma: PrismaClient;
+  /** The client for heavy reads: its statements are cancelled by PostgreSQL past `queryTimeoutMs`. */
+  heavy: PrismaClient;
+  queryTimeoutMs: number;
   viewer: Viewer;
   /** Public ingress base URL, to render each source's paste URL. */
   ingressUrl: string;
   /** Secret for signing pagination cursors (derived from ENCRYPTION_KEY). */
   cursorKey: Buffer;
 }
+
+/** The part of the context that does not depend on who asks. */
+export type SharedContext = Omit<Context, 'viewer'>;

@@ -4,6 +4,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import type { ObjectRef } from '@pothos/core';
 import { builder, type BuilderTypes } from './builder.js';
 import type { ApiKeyViewer, Context } from './context.js';
+import { isQueryCanceled } from '../db/prisma.js';
 import { requireApiKey, serviceError } from './errors.js';
 
 /**
@@ -46,6 +47,24 @@ export function visibleRows(viewer: ApiKeyViewer, window: Window): Prisma.Sql[] 
   ];
 }
 
+/**
+ * Runs a heavy read (the spec's 504 list) on the client whose statements PostgreSQL cancels past the
+ * query time limit; a cancelled query becomes the spec's 504, with a hint for this endpoint. Reads only:
+ * nothing was written, so retrying is safe.
+ */
+export async function withQueryLimit<T>(ctx: Context, hint: string, read: (client: Context['heavy']) => Promise<T>): Promise<T> {
+  try {
+    return await read(ctx.heavy);
+  } catch (error) {
+    if (!isQueryCanceled(error)) throw error;
+    throw serviceError('TIMEOUT', `Request exceeded the ${formatSeconds(ctx.queryTimeoutMs)} query time limit. ${hint}`);
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))}s`;
+}
+
 /** A 404 unless the source exists and belongs to a connection the key reaches. */
 export async function requireSource(ctx: Context, sourceId: number): Promise<void> {
   const viewer = requireApiKey(ctx);
@@ -66,6 +85,7 @@ export interface Page<Row> {
 export async function keysetPage<Row extends { id: bigint; createdAt: Date }>(
   ctx: Context,
   query: { table: string; columns: Prisma.Sql; where: Prisma.Sql[]; limit: number; cursor: string | null | undefined; scope: Record<string, unknown> },
+  client: Context['prisma'] = ctx.prisma,
 ): Promise<Page<Row>> {
   const scope = cursorScope({ ...(query.scope as Record<string, string>), table: query.table });
   let after: Position | undefined;
@@ -74,7 +94,7 @@ export async function keysetPage<Row extends { id: bigint; createdAt: Date }>(
     if (!after) throw serviceError('BAD_REQUEST', 'cursor is malformed or does not belong to this query');
   }
   const where = after ? [...query.where, Prisma.sql`(created_at, id) < (${after.createdAt}, ${after.id})`] : query.where;
-  const rows = await ctx.prisma.$queryRaw<Row[]>`
+  const rows = await client.$queryRaw<Row[]>`
     SELECT ${query.columns} FROM ${Prisma.raw(query.table)}
      WHERE ${Prisma.join(where, ' AND ')}
      ORDER BY created_at DESC, id DESC

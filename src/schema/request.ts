@@ -2,7 +2,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireApiKey } from './errors.js';
-import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs } from './history.js';
+import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
 
 /** A request row as the REST API shows it. */
 export interface RequestRecord {
@@ -63,13 +63,13 @@ builder.queryFields((t) => ({
       const window = requireWindow(args.from, args.to);
       if (args.sourceId != null) await requireSource(ctx, args.sourceId);
       const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [Prisma.sql`source_id = ${args.sourceId}`] : [])];
-      return countRequests(ctx, where);
+      return withQueryLimit(ctx, 'Narrow the from/to window or pass sourceId.', (client) => countRequests(client, where));
     },
   }),
 }));
 
 /** Exact request count over the rows `where` selects. */
-export async function countRequests(ctx: Context, where: Prisma.Sql[]): Promise<{ count: number }> {
-  const [row] = await ctx.prisma.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where, ' AND ')}`;
+export async function countRequests(client: Context['prisma'], where: Prisma.Sql[]): Promise<{ count: number }> {
+  const [row] = await client.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where, ' AND ')}`;
   return { count: Number(row?.count ?? 0) };
 }

@@ -1,7 +1,7 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { requireApiKey, serviceError } from './errors.js';
-import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs } from './history.js';
+import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
 import type { ApiKeyViewer } from './context.js';
 import type { Window } from '../domain/window.js';
 
@@ -51,6 +51,8 @@ export const SyncMetrics = builder.objectRef<{ success: number; warning: number;
   }),
 });
 
+const SYNC_HINT = 'Narrow the from/to window or pass connectionId.';
+
 const COLUMNS = Prisma.sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
   event_type AS "eventType", to_email AS "toEmail", platform, request_id AS "payloadId", error, created_at AS "createdAt"`;
 
@@ -71,7 +73,7 @@ builder.queryFields((t) => ({
       const where = await syncFilters(ctx, viewer, window, args);
       if (args.status === 'error') where.push(Prisma.sql`(status = 'error' OR status IS NULL)`);
       else if (args.status) where.push(Prisma.sql`status = ${args.status}::sync_status`);
-      return keysetPage<SyncRecord>(ctx, {
+      const page = (client: typeof ctx.heavy) => keysetPage<SyncRecord>(ctx, {
         table: 'syncs',
         columns: COLUMNS,
         where,
@@ -81,7 +83,8 @@ builder.queryFields((t) => ({
           account: viewer.accountId, connections: viewer.connectionIds.join(','), sourceId: args.sourceId, connectionId: args.connectionId,
           status: args.status, from: window.from.toISOString(), to: window.to.toISOString(),
         },
-      });
+      }, client);
+      return withQueryLimit(ctx, SYNC_HINT, page);
     },
   }),
   syncMetrics: t.field({
@@ -92,7 +95,7 @@ builder.queryFields((t) => ({
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
       const where = await syncFilters(ctx, viewer, window, args);
-      return countSyncs(ctx.prisma, where);
+      return withQueryLimit(ctx, SYNC_HINT, (client) => countSyncs(client, where));
     },
   }),
   sync: t.field({

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import type { PrismaClient } from '../../src/db/prisma.js';
+import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
 import { createLogger } from '../../src/logger.js';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
@@ -25,7 +25,8 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
     BASE_URL: 'http://api.test.local',
     ...env,
   });
-  const app = makeApp({ config, prisma: db.prisma, logger: createLogger('silent', process.stderr), encryptionKey: TEST_ENCRYPTION_KEY });
+  const heavyPrisma = createPrisma(db.url, { statementTimeoutMs: config.queryTimeoutMs, max: 4 });
+  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, logger: createLogger('silent', process.stderr), encryptionKey: TEST_ENCRYPTION_KEY });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -33,11 +34,13 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     config,
-    close: () =>
-      new Promise((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await heavyPrisma.$disconnect();
+    },
   };
 }
 
