@@ -5,9 +5,9 @@
  * Set-based: each chunk is one `INSERT ... SELECT generate_series` statement whose data-modifying CTEs
  * write the requests, their syncs and their deliveries together (ids drawn from the requests sequence up
  * front, so every sync and delivery points at a request of the same statement). Chunks walk the window
- * from oldest to newest, rows sorted by time inside a chunk, so ids grow with `created_at` as with live
- * traffic; with several accounts, each chunk mixes all of them, so their rows interleave on disk as a
- * shared production table's do.
+ * from oldest to newest (with `jobs`, several at a time), rows sorted by time inside a chunk, so ids grow
+ * with `created_at` as with live traffic; with several accounts, each chunk mixes all of them, so their
+ * rows interleave on disk as a shared production table's do.
  */
 import pg from 'pg';
 
@@ -30,6 +30,8 @@ export interface GenerateHistoryOptions {
   nullRate: number;
   /** Requests per INSERT statement, all accounts together; progress is reported once per chunk. */
   chunkSize: number;
+  /** Connections writing chunks in parallel (1 to 8). */
+  jobs: number;
   /** setseed() value in [-1, 1], for repeatable data (ids still depend on what the tables hold). */
   seed?: number | undefined;
   /** VACUUM (ANALYZE) the tables at the end (sets the visibility map, so index-only scans work); else ANALYZE only. */
@@ -49,6 +51,7 @@ export const HISTORY_DEFAULTS = {
   warningRate: 0.03,
   nullRate: 0.01,
   chunkSize: 50_000,
+  jobs: 1,
   vacuum: true,
 } as const;
 
@@ -65,19 +68,24 @@ export interface GenerateHistorySummary {
   rowsPerSecond: number;
 }
 
-/** Generates the history; the tables must exist (migrations applied). Uses one connection of its own. */
+/**
+ * Generates the history; the tables must exist (migrations applied). Uses `jobs` connections of its own,
+ * each writing whole chunks (one PostgreSQL backend per connection, so jobs up to the core count help).
+ */
 export async function generateHistory(databaseUrl: string, options: GenerateHistoryOptions): Promise<GenerateHistorySummary> {
   validate(options);
   const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const started = performance.now();
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  const clients: pg.Client[] = [];
   try {
-    // Generated rows are cheap to make again: no need to wait for each commit's WAL flush. JIT would
-    // compile every chunk's plan anew for nothing.
-    await client.query(`SET synchronous_commit = off; SET jit = off; SET work_mem = '64MB'`);
-    if (options.seed !== undefined) await client.query('SELECT setseed($1)', [options.seed]);
-    const accounts = await prepareSources(client, options);
+    for (let j = 0; j < options.jobs; j++) {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      clients.push(client);
+      await client.connect();
+    }
+    const sessions = await Promise.all(clients.map((client) => openSession(client, options)));
+    const { accounts, sequence, skipFkTriggers } = sessions[0] as Session;
+    const first = clients[0] as pg.Client;
 
     const end = options.now ?? new Date();
     const spanMs = options.days * 86_400_000;
@@ -88,29 +96,49 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
     const syncsByStatus = { success: 0, warning: 0, error: 0, null: 0 };
     const deliveriesByStatus = { success: 0, error: 0 };
     const contacts = Math.max(1_000, Math.ceil(options.requests / 8));
+    progress(
+      `generate-history: ${fmt(options.requests)} requests per account for ${accounts.length} account(s) in ${chunks} chunk(s), ` +
+        `${options.jobs} job(s); ` +
+        (skipFkTriggers ? 'foreign keys checked by locking the referenced rows per chunk' : 'foreign keys checked per row (not a superuser)'),
+    );
 
-    for (let chunk = 0; chunk < chunks; chunk++) {
-      const lo = chunk * perChunk + 1;
-      const hi = Math.min(options.requests, (chunk + 1) * perChunk);
-      // This chunk's share of the window: ordinals lo..hi of `requests` cover the same share of the time.
-      const sliceStart = start.getTime() + ((lo - 1) / options.requests) * spanMs;
-      const sliceMs = ((hi - lo + 1) / options.requests) * spanMs;
-      const { rows } = await client.query<{ requests: string; syncs: Record<string, number> | null; deliveries: Record<string, number> | null }>(CHUNK_SQL, [
-        lo,
-        hi,
-        new Date(sliceStart),
-        sliceMs,
-        options.requests,
-        options.deliveries,
-        options.syncRatio,
-        options.nullRate,
-        options.errorRate,
-        options.warningRate,
-        end,
-        contacts,
-        JSON.stringify(BODY_EVENT_NAMES),
-      ]);
-      const row = rows[0];
+    let next = 0;
+    let done = 0;
+    let failed = false;
+    const work = async (client: pg.Client) => {
+      for (let chunk = next++; chunk < chunks && !failed; chunk = next++) {
+        const lo = chunk * perChunk + 1;
+        const hi = Math.min(options.requests, (chunk + 1) * perChunk);
+        // This chunk's share of the window: ordinals lo..hi of `requests` cover the same share of the time.
+        const sliceStart = start.getTime() + ((lo - 1) / options.requests) * spanMs;
+        const sliceMs = ((hi - lo + 1) / options.requests) * spanMs;
+        await client.query('BEGIN');
+        try {
+          // A seed per chunk keeps the data repeatable whichever job writes the chunk.
+          if (options.seed !== undefined) await client.query('SELECT setseed($1)', [chunkSeed(options.seed, chunk)]);
+          if (skipFkTriggers) await lockReferencedRows(client);
+          const { rows } = await client.query<ChunkResult>(CHUNK_SQL, [
+            lo, hi, new Date(sliceStart), sliceMs, options.requests, options.deliveries, options.syncRatio,
+            options.nullRate, options.errorRate, options.warningRate, end, contacts, JSON.stringify(BODY_EVENT_NAMES), sequence,
+          ]);
+          await client.query('COMMIT');
+          add(rows[0]);
+        } catch (error) {
+          failed = true;
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+        done += hi - lo + 1;
+        const seconds = (performance.now() - started) / 1000;
+        const share = done / options.requests;
+        progress(
+          `generate-history: ${(share * 100).toFixed(0).padStart(3)}%  requests ${fmt(total.requests)}, syncs ${fmt(total.syncs)}, ` +
+            `deliveries ${fmt(total.deliveries)}  ${seconds.toFixed(1)} s, ` +
+            `${fmt(Math.round((total.requests + total.syncs + total.deliveries) / seconds))} rows/s, ETA ${((seconds / share) * (1 - share)).toFixed(0)} s`,
+        );
+      }
+    };
+    const add = (row: ChunkResult | undefined) => {
       total.requests += Number(row?.requests ?? 0);
       for (const [status, n] of Object.entries(row?.syncs ?? {})) {
         syncsByStatus[status as keyof typeof syncsByStatus] += Number(n);
@@ -120,23 +148,20 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
         deliveriesByStatus[status as keyof typeof deliveriesByStatus] += Number(n);
         total.deliveries += Number(n);
       }
-      const seconds = (performance.now() - started) / 1000;
-      const done = hi / options.requests;
-      progress(
-        `generate-history: ${(done * 100).toFixed(0).padStart(3)}%  requests ${fmt(total.requests)}, syncs ${fmt(total.syncs)}, ` +
-          `deliveries ${fmt(total.deliveries)}  ${seconds.toFixed(1)} s, ` +
-          `${fmt(Math.round((total.requests + total.syncs + total.deliveries) / seconds))} rows/s, ETA ${((seconds / done) * (1 - done)).toFixed(0)} s`,
-      );
-    }
+    };
+    const outcomes = await Promise.allSettled(clients.map(work));
+    const rejected = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (rejected) throw rejected.reason;
     const inserted = performance.now();
+    if (skipFkTriggers) await first.query('RESET session_replication_role');
 
     // Sources show when they last received something (the account status derives from it).
-    await client.query(`
+    await first.query(`
       UPDATE sources s SET last_event_received_at = m.last
         FROM (SELECT g.source_id, (SELECT max(r.created_at) FROM requests r WHERE r.source_id = g.source_id) AS last FROM gh_sources g) m
        WHERE s.id = m.source_id AND m.last IS NOT NULL AND (s.last_event_received_at IS NULL OR s.last_event_received_at < m.last)`);
     progress(`generate-history: ${options.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} requests, syncs, deliveries ...`);
-    await client.query(options.vacuum ? 'VACUUM (ANALYZE) requests, syncs, deliveries' : 'ANALYZE requests, syncs, deliveries');
+    await first.query(options.vacuum ? 'VACUUM (ANALYZE) requests, syncs, deliveries' : 'ANALYZE requests, syncs, deliveries');
     const finished = performance.now();
     const insertMs = inserted - started;
     return {
@@ -150,8 +175,47 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
       rowsPerSecond: Math.round((total.requests + total.syncs + total.deliveries) / (insertMs / 1000)),
     };
   } finally {
-    await client.end();
+    await Promise.all(clients.map((client) => client.end().catch(() => {})));
   }
+}
+
+interface ChunkResult {
+  requests: string;
+  syncs: Record<string, number> | null;
+  deliveries: Record<string, number> | null;
+}
+
+interface Session {
+  accounts: GenerateHistorySummary['accounts'];
+  sequence: string;
+  skipFkTriggers: boolean;
+}
+
+/** Session settings and the sources temp tables, on one connection. */
+async function openSession(client: pg.Client, options: GenerateHistoryOptions): Promise<Session> {
+  // Generated rows are cheap to make again: no need to wait for each commit's WAL flush. JIT would
+  // compile every chunk's plan anew for nothing.
+  await client.query(`SET synchronous_commit = off; SET jit = off; SET work_mem = '64MB'`);
+  const accounts = await prepareSources(client, options);
+  const { rows } = await client.query<{ name: string | null }>(`SELECT pg_get_serial_sequence('requests', 'id') AS name`);
+  const sequence = rows[0]?.name;
+  if (!sequence) throw new Error('generate-history: requests.id has no sequence (are the migrations applied?)');
+  // Every reference a generated row makes is to a row read above (accounts, connections, sources,
+  // destinations) or written by the same statement (requests), and each chunk locks the rows it refers
+  // to (FOR KEY SHARE) as a foreign-key check would; so, where the role may, the per-row foreign-key
+  // triggers are skipped (they cost over half the time). A deletion racing a chunk waits for it and then
+  // cascades as usual.
+  const skipFkTriggers = await client.query('SET session_replication_role = replica').then(
+    () => true,
+    () => false,
+  );
+  return { accounts, sequence, skipFkTriggers };
+}
+
+/** A setseed() value in [-1, 1] for chunk `k`, derived from the run's seed. */
+function chunkSeed(seed: number, k: number): number {
+  const x = ((seed + 1) * 0.5 + k * 0.6180339887498949) % 1;
+  return x * 2 - 1;
 }
 
 function validate(o: GenerateHistoryOptions): void {
@@ -166,6 +230,7 @@ function validate(o: GenerateHistoryOptions): void {
     if (!(value >= 0 && value <= 1)) problems.push(`${name}: a number from 0 to 1`);
   }
   if (o.errorRate + o.warningRate + o.nullRate > 1) problems.push('error-rate + warning-rate + null-rate must not exceed 1');
+  if (!Number.isInteger(o.jobs) || o.jobs < 1 || o.jobs > 8) problems.push('jobs: a whole number from 1 to 8');
   if (o.seed !== undefined && !(o.seed >= -1 && o.seed <= 1)) problems.push('seed: a number from -1 to 1');
   if (problems.length > 0) throw new Error(`generate-history: ${problems.join('; ')}`);
 }
@@ -217,6 +282,26 @@ async function prepareSources(client: pg.Client, o: GenerateHistoryOptions): Pro
   }
   if (problems.length > 0) throw new Error(`generate-history: ${problems.join('; ')}`);
   return rows.map((r) => ({ id: r.account_id, sources: r.nsrc, sourcesWithDestinations: r.ndest }));
+}
+
+/**
+ * Takes the locks the skipped foreign-key triggers would have taken, for this chunk's transaction, and
+ * fails if any referenced row went away since the sources were read.
+ */
+async function lockReferencedRows(client: pg.Client): Promise<void> {
+  const { rows } = await client.query<{ missing: boolean }>(`
+    WITH want AS (SELECT DISTINCT account_id, connection_id, source_id, dest_ids FROM gh_sources),
+    accounts_locked AS (SELECT id FROM accounts WHERE id IN (SELECT account_id FROM want) FOR KEY SHARE),
+    connections_locked AS (SELECT id FROM connections WHERE id IN (SELECT connection_id FROM want) AND deleted_at IS NULL FOR KEY SHARE),
+    sources_locked AS (SELECT id FROM sources WHERE id IN (SELECT source_id FROM want) FOR KEY SHARE),
+    destinations_locked AS (SELECT id FROM destinations WHERE id IN (SELECT unnest(dest_ids) FROM want) FOR KEY SHARE)
+    SELECT (SELECT count(*) FROM accounts_locked) < (SELECT count(DISTINCT account_id) FROM want)
+        OR (SELECT count(*) FROM connections_locked) < (SELECT count(DISTINCT connection_id) FROM want)
+        OR (SELECT count(*) FROM sources_locked) < (SELECT count(*) FROM want)
+        OR (SELECT count(*) FROM destinations_locked) < (SELECT count(DISTINCT d) FROM want, unnest(dest_ids) AS d) AS missing`);
+  if (rows[0]?.missing) {
+    throw new Error('generate-history: a source, connection, destination or account was deleted meanwhile; the chunks written so far stay');
+  }
 }
 
 /** How each platform names our canonical event types in its own payloads (for realistic request bodies). */
@@ -293,7 +378,7 @@ described AS (
     FROM picked p
 ),
 base AS MATERIALIZED (
-  SELECT nextval(pg_get_serial_sequence('requests', 'id')::regclass) AS request_id, x.*
+  SELECT nextval($14::regclass) AS request_id, x.*
     FROM (SELECT d.*, COALESCE($13::jsonb -> d.platform ->> d.event_type, d.event_type) AS body_event
             FROM described d ORDER BY d.created_at) x
 ),
@@ -318,13 +403,13 @@ ins_s AS (
          st.done, st.done
     FROM base b
     CROSS JOIN LATERAL (
-      SELECT CASE WHEN b.r_status < $8 THEN NULL
-                  WHEN b.r_status < $8 + $9 THEN 'error'
-                  WHEN b.r_status < $8 + $9 + $10 THEN 'warning'
+      SELECT CASE WHEN b.r_status < $8::float8 THEN NULL
+                  WHEN b.r_status < $8::float8 + $9::float8 THEN 'error'
+                  WHEN b.r_status < $8::float8 + $9::float8 + $10::float8 THEN 'warning'
                   ELSE 'success' END AS status,
              LEAST($11::timestamptz, date_trunc('milliseconds', b.created_at + (40 + b.r_event * 2500) * interval '1 millisecond')) AS done
     ) st
-   WHERE b.r_sync < $7
+   WHERE b.r_sync < $7::float8
    ORDER BY b.request_id
   RETURNING status
 ),
@@ -342,7 +427,7 @@ ins_d AS (
     CROSS JOIN LATERAL generate_series(1, b.n_deliveries) AS k
     CROSS JOIN LATERAL (
       SELECT 1 + ((k - 1) + floor(b.r_sync * cardinality(b.dest_ids))::int) % cardinality(b.dest_ids) AS j,
-             random() < $9 + b.n_deliveries * 0 AS failed, random() + k * 0 AS r
+             random() < $9::float8 AS failed, random() AS r
     ) p
    WHERE b.n_deliveries > 0
    ORDER BY b.request_id, k

@@ -6,6 +6,23 @@ export type AuthResult = { kind: 'ok'; viewer: ApiKeyViewer } | { kind: 'unauthe
 
 const BEARER = /^Bearer (svcapi_[A-Za-z0-9]{16,128})$/;
 
+interface KeyRow {
+  id: number;
+  accountId: number;
+  name: string;
+  scopes: string[];
+  connectionScope: 'account' | 'connection';
+  connectionId: number | null;
+  revokedAt: Date | null;
+  rotatedAt: Date | null;
+  lastUsedAt: Date | null;
+  canUseApi: boolean;
+  canUserAccount: boolean;
+  canBlockList: boolean;
+  canUseWebhooks: boolean;
+  reachable: number[];
+}
+
 /**
  * Resolves an `Authorization` header to the key's viewer, with the connections it reaches resolved
  * once, here. Missing, malformed, unknown, revoked and rotated keys are all the same `unauthenticated`
@@ -14,27 +31,25 @@ const BEARER = /^Bearer (svcapi_[A-Za-z0-9]{16,128})$/;
 export async function authenticate(prisma: PrismaClient, header: string | undefined): Promise<AuthResult> {
   const key = BEARER.exec(header ?? '')?.[1];
   if (!key) return { kind: 'unauthenticated' };
-  // Looked up by SHA-256: the index compares hashes, so no timing reveals how much of a key matched.
-  const row = await prisma.apiKey.findUnique({
-    where: { keyHash: hashApiKey(key) },
-    include: {
-      account: {
-        select: {
-          canUseApi: true,
-          canUserAccount: true,
-          canBlockList: true,
-          canUseWebhooks: true,
-          connections: { where: { apiEnabled: true, deletedAt: null }, select: { id: true }, orderBy: { id: 'asc' } },
-        },
-      },
-    },
-  });
+  // One statement per request: the key, its account's flags and the connections it may reach. Looked
+  // up by SHA-256, so the index compares hashes and no timing reveals how much of a key matched.
+  const [row] = await prisma.$queryRaw<KeyRow[]>`
+    SELECT k.id, k.account_id AS "accountId", k.name, k.scopes, k.connection_scope::text AS "connectionScope",
+           k.connection_id AS "connectionId", k.revoked_at AS "revokedAt", k.rotated_at AS "rotatedAt", k.last_used_at AS "lastUsedAt",
+           a.can_use_api AS "canUseApi", a.can_user_account AS "canUserAccount", a.can_block_list AS "canBlockList",
+           a.can_use_webhooks AS "canUseWebhooks",
+           COALESCE(array_agg(c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL), '{}') AS "reachable"
+      FROM api_keys k
+      JOIN accounts a ON a.id = k.account_id
+      LEFT JOIN connections c ON c.account_id = k.account_id AND c.api_enabled AND c.deleted_at IS NULL
+     WHERE k.key_hash = ${hashApiKey(key)}
+     GROUP BY k.id, a.id`;
   if (!row || row.revokedAt || row.rotatedAt) return { kind: 'unauthenticated' };
-  const reachable = row.account.connections.map((c) => c.id);
+  const reachable = row.reachable;
   const connectionIds = row.connectionScope === 'connection' ? reachable.filter((id) => id === row.connectionId) : reachable;
-  if (!row.account.canUseApi || connectionIds.length === 0) return { kind: 'forbidden' };
+  if (!row.canUseApi || connectionIds.length === 0) return { kind: 'forbidden' };
   noteUse(prisma, row.id, row.lastUsedAt);
-  const { canUseApi, canUserAccount, canBlockList, canUseWebhooks } = row.account;
+  const { canUseApi, canUserAccount, canBlockList, canUseWebhooks } = row;
   return {
     kind: 'ok',
     viewer: {

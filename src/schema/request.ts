@@ -2,7 +2,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireApiKey } from './errors.js';
-import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
+import { countableRows, keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
 
 /** A request row as the REST API shows it. */
 export interface RequestRecord {
@@ -62,7 +62,7 @@ builder.queryFields((t) => ({
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
       if (args.sourceId != null) await requireSource(ctx, args.sourceId);
-      const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [Prisma.sql`source_id = ${args.sourceId}`] : [])];
+      const where = [...countableRows(viewer, window), ...(args.sourceId != null ? [Prisma.sql`source_id = ${args.sourceId}`] : [])];
       return withQueryLimit(ctx, 'Narrow the from/to window or pass sourceId.', (client) => countRequests(client, where));
     },
   }),

@@ -1,7 +1,7 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { requireApiKey, serviceError } from './errors.js';
-import { keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
+import { countableRows, keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
 import type { ApiKeyViewer } from './context.js';
 import type { Window } from '../domain/window.js';
 
@@ -94,7 +94,7 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
-      const where = await syncFilters(ctx, viewer, window, args);
+      const where = await syncFilters(ctx, viewer, window, args, countableRows);
       return withQueryLimit(ctx, SYNC_HINT, (client) => countSyncs(client, where));
     },
   }),
@@ -119,9 +119,10 @@ async function syncFilters(
   viewer: ApiKeyViewer,
   window: Window,
   args: { sourceId?: number | null; connectionId?: number | null },
+  rows: typeof visibleRows = visibleRows,
 ): Promise<Prisma.Sql[]> {
   if (args.sourceId != null) await requireSource(ctx, args.sourceId);
-  const where = visibleRows(viewer, window);
+  const where = rows(viewer, window);
   if (args.sourceId != null) where.push(Prisma.sql`source_id = ${args.sourceId}`);
   if (args.connectionId != null) where.push(Prisma.sql`connection_id = ${args.connectionId}`);
   return where;
@@ -129,9 +130,11 @@ async function syncFilters(
 
 /** Exact counts by status, never-recorded results counted as errors. */
 export async function countSyncs(prisma: Parameters<typeof requireSource>[0]['prisma'], where: Prisma.Sql[]) {
-  const rows = await prisma.$queryRaw<{ status: string; count: bigint }[]>`
-    SELECT COALESCE(status::text, 'error') AS status, count(*) AS count FROM syncs WHERE ${Prisma.join(where, ' AND ')} GROUP BY 1`;
-  const counts = { success: 0, warning: 0, error: 0 };
-  for (const row of rows) counts[row.status as keyof typeof counts] += Number(row.count);
-  return counts;
+  // FILTER keeps the scan index-only (no per-row enum-to-text conversion as with GROUP BY COALESCE).
+  const [row] = await prisma.$queryRaw<{ success: bigint; warning: bigint; error: bigint }[]>`
+    SELECT count(*) FILTER (WHERE status = 'success') AS success,
+           count(*) FILTER (WHERE status = 'warning') AS warning,
+           count(*) FILTER (WHERE status = 'error' OR status IS NULL) AS error
+      FROM syncs WHERE ${Prisma.join(where, ' AND ')}`;
+  return { success: Number(row?.success ?? 0), warning: Number(row?.warning ?? 0), error: Number(row?.error ?? 0) };
 }
