@@ -36,6 +36,7 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) =>
       ctx.prisma.blocklist.findMany({
         ...query,
+        relationLoadStrategy: 'join',
         where: { connection: accessibleConnections(ctx), ...(args.connectionId == null ? {} : { connectionId: args.connectionId }) },
         orderBy: { id: 'asc' },
       }),

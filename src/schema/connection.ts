@@ -46,6 +46,6 @@ builder.queryFields((t) => ({
   connections: t.prismaField({
     type: ['Connection'],
     description: 'The connections the API key reaches, by ascending id.',
-    resolve: (query, _root, _args, ctx) => ctx.prisma.connection.findMany({ ...query, where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
+    resolve: (query, _root, _args, ctx) => ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
   }),
 }));

@@ -44,6 +44,6 @@ builder.queryFields((t) => ({
     type: ['ReplyRelay'],
     description: 'Reply relays of the connections the API key reaches, by ascending id.',
     resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.replyRelay.findMany({ ...query, where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
+      ctx.prisma.replyRelay.findMany({ ...query, relationLoadStrategy: 'join', where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
   }),
 }));

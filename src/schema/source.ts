@@ -113,6 +113,6 @@ builder.queryFields((t) => ({
     type: ['Source'],
     description: 'Sources of the connections the API key reaches, by ascending id.',
     resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.source.findMany({ ...query, where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
+      ctx.prisma.source.findMany({ ...query, relationLoadStrategy: 'join', where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
   }),
 }));

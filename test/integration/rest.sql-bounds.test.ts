@@ -27,6 +27,8 @@ describe('SQL statements per request', () => {
         const few = await count(path, keys.small, small);
         const many = await count(path, keys.large, large);
         expect({ path, many }).toEqual({ path, many: few });
+        // One statement authenticates the key, one loads the list with its relations (joined).
+        expect({ path, statements: many }).toEqual({ path, statements: 2 });
       }
     } finally {
       await server.close();
