@@ -192,21 +192,22 @@ async function run(): Promise<number> {
     planned.push({ name: deepName, target: { kind: 'deep', first: firstName }, sql: deep, path: deepPath, samples: SAMPLES, warmup: WARMUP });
   }
 
-  const syncMetrics = { text: SYNC_METRICS_SQL, values: base };
+  const countValues = base.slice(1, 4); // connection ids, from, to
+  const syncMetrics = { text: SYNC_METRICS_SQL, values: countValues };
   const syncMetricsPath = `/api/v1/syncs/metrics?${range}`;
   {
     const fromApi = JSON.parse((await api.get(syncMetricsPath)).body) as { success: number; warning: number; error: number };
-    const counts = { success: 0, warning: 0, error: 0 };
-    for (const r of (await sql.query<{ status: keyof typeof counts; count: string }>(SYNC_METRICS_SQL, base)).rows) counts[r.status] += Number(r.count);
+    const row = (await sql.query<{ success: string; warning: string; error: string }>(SYNC_METRICS_SQL, countValues)).rows[0];
+    const counts = { success: Number(row?.success), warning: Number(row?.warning), error: Number(row?.error) };
     if (JSON.stringify(fromApi) !== JSON.stringify(counts)) problems.push(`/syncs/metrics: API ${JSON.stringify(fromApi)} != SQL ${JSON.stringify(counts)}`);
   }
   planned.push({ name: '/syncs/metrics', target: { kind: 'metric' }, sql: syncMetrics, path: syncMetricsPath, samples: METRIC_SAMPLES, warmup: METRIC_WARMUP });
 
-  const requestMetrics = { text: REQUEST_METRICS_SQL, values: base };
+  const requestMetrics = { text: REQUEST_METRICS_SQL, values: countValues };
   const requestMetricsPath = `/api/v1/requests/metrics?${range}`;
   {
     const fromApi = (JSON.parse((await api.get(requestMetricsPath)).body) as { count: number }).count;
-    const fromSql = Number((await sql.query<{ count: string }>(REQUEST_METRICS_SQL, base)).rows[0]?.count);
+    const fromSql = Number((await sql.query<{ count: string }>(REQUEST_METRICS_SQL, countValues)).rows[0]?.count);
     if (fromApi !== fromSql) problems.push(`/requests/metrics: API ${fromApi} != SQL ${fromSql}`);
   }
   planned.push({ name: '/requests/metrics', target: { kind: 'metric' }, sql: requestMetrics, path: requestMetricsPath, samples: METRIC_SAMPLES, warmup: METRIC_WARMUP });
@@ -269,14 +270,17 @@ function syncPageSql(filter: string, after: boolean): string {
  LIMIT $5`;
 }
 
-const SYNC_METRICS_SQL = `SELECT COALESCE(status::text, 'error') AS status, count(*) AS count
+// The best hand-written counts: by the key's connections only (the account is implied by them), which
+// PostgreSQL answers with index-only scans of (connection_id, created_at, id, status).
+const SYNC_METRICS_SQL = `SELECT count(*) FILTER (WHERE status = 'success') AS success,
+       count(*) FILTER (WHERE status = 'warning') AS warning,
+       count(*) FILTER (WHERE status = 'error' OR status IS NULL) AS error
   FROM syncs
- WHERE account_id = $1 AND connection_id = ANY($2::int[]) AND created_at >= $3 AND created_at <= $4
- GROUP BY 1`;
+ WHERE connection_id = ANY($1::int[]) AND created_at >= $2 AND created_at <= $3`;
 
 const REQUEST_METRICS_SQL = `SELECT count(*) AS count
   FROM requests
- WHERE account_id = $1 AND connection_id = ANY($2::int[]) AND created_at >= $3 AND created_at <= $4`;
+ WHERE connection_id = ANY($1::int[]) AND created_at >= $2 AND created_at <= $3`;
 
 /** Everything /sources shows, in one statement. */
 const SOURCES_SQL = `SELECT s.id, s.platform, s.ingress_code, s.legacy_id_1, s.legacy_id_2, s.connection_id, c.crm,
