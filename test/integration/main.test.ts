@@ -76,7 +76,7 @@ describe('npm start on the embedded PostgreSQL', () => {
     await service.waitFor('curl -s');
     expect(await service.stop('SIGTERM')).toBe(0);
     const steps = [...service.stdout().matchAll(/"step":"([^"]+)","msg":"stopped"/g)].map((m) => m[1]);
-    expect(steps).toEqual(['http', 'worker', 'worker pool', 'prisma', 'database']);
+    expect(steps).toEqual(['http', 'heavy-read prisma', 'worker', 'worker pool', 'prisma', 'database']);
   });
 
   it('never signals a stranger named by a stale postmaster.pid', async () => {
