@@ -52,11 +52,13 @@ function parseInstant(value: string | undefined, name: string, problems: string[
   const [year, month, day, hour, minute, second] = (m ? [m[1], m[2], m[3], m[4], m[5], m[6]] : []).map((v) => Number(v ?? 0));
   const valid =
     m !== null &&
+    year! >= 1970 &&
     month! >= 1 && month! <= 12 &&
     day! >= 1 && day! <= new Date(Date.UTC(year!, month!, 0)).getUTCDate() &&
     hour! <= 23 && minute! <= 59 && second! <= 59;
   const date = valid ? new Date(value) : undefined;
-  if (!date || Number.isNaN(date.getTime())) {
+  // No history predates 1970, and PostgreSQL refuses year 0: the floor keeps every bound storable.
+  if (!date || Number.isNaN(date.getTime()) || date.getTime() < 0) {
     problems.push(`${name} must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z`);
     return undefined;
   }

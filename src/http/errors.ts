@@ -29,6 +29,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
     const status = clientErrorStatus(error);
+    // A path Express cannot percent-decode names no route: the JSON 404 like any unknown path.
+    if (status === 400 && /^Failed to decode param/.test((error as Error).message)) {
+      sendError(res, 404, `Cannot ${req.method} ${maskIngressCode(req.path)}`);
+      return;
+    }
     if (status !== undefined) {
       sendError(res, status, clientErrorMessage(status, error));
       return;

@@ -21,19 +21,32 @@ export function single(query: Query, name: string): string | undefined {
   return value;
 }
 
-/** An optional positive whole-number query parameter. */
-export function optionalId(query: Query, name: string): number | undefined {
+/**
+ * An optional positive whole-number query parameter. A number beyond any id we issue names nothing:
+ * with `notFound` it is that resource's 404, without it an id that matches no row (0).
+ */
+export function optionalId(query: Query, name: string, notFound?: (raw: string) => string): number | undefined {
   const value = single(query, name);
   if (value === undefined || value === '') return undefined;
-  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new RestError(400, `${name} must be a positive whole number`);
-  return Number(value);
+  if (!/^\d{1,30}$/.test(value) || !/[1-9]/.test(value)) throw new RestError(400, `${name} must be a positive whole number`);
+  if (Number(value) <= MAX_INT) return Number(value);
+  if (notFound) throw new RestError(404, notFound(value));
+  return 0;
 }
+
+const MAX_INT = 2_147_483_647;
 
 /** A path id; anything that is not a positive whole number cannot name a resource, so it is a 404. */
 export function pathId(value: string | undefined, notFound: (raw: string) => string, digits = 9): number {
   const raw = value ?? '';
-  if (!new RegExp(`^\\d{1,${digits}}$`).test(raw) || Number(raw) < 1) throw new RestError(404, notFound(raw));
+  // Echo what was asked for, but never control characters or an unbounded string.
+  if (!new RegExp(`^\\d{1,${digits}}$`).test(raw) || Number(raw) < 1) throw new RestError(404, notFound(printable(raw)));
   return Number(raw);
+}
+
+function printable(raw: string): string {
+  const clean = raw.replace(/[\u0000-\u001f\u007f]/g, '');
+  return clean.length > 64 ? `${clean.slice(0, 64)}...` : clean;
 }
 
 /** An optional enumerated query parameter. */

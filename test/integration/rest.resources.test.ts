@@ -209,3 +209,31 @@ describe('GET /api/v1/account/status', () => {
     }
   });
 });
+
+describe('out-of-range and odd input never reaches a 500', () => {
+  const W = 'from=2026-01-01T00:00:00Z&to=2026-01-20T00:00:00Z';
+
+  it('treats ids beyond any issued one as unknown', async () => {
+    const source = await get(`/syncs?${W}&sourceId=2147483648`);
+    expect(source.status).toBe(404);
+    expect(source.body.message).toBe('Source 2147483648 not found');
+    const destination = await get(`/deliveries?${W}&destinationId=99999999999999999999`);
+    expect(destination.body.message).toBe('Destination 99999999999999999999 not found');
+    const connection = await get(`/syncs?${W}&connectionId=99999999999`);
+    expect(connection.body).toEqual({ data: [], hasMore: false, nextCursor: null });
+    expect((await get('/blocklists?connectionId=99999999999')).body).toEqual({ blocklists: [] });
+  });
+
+  it('answers 400 to a window before 1970 (year 0 would fail in PostgreSQL)', async () => {
+    const res = await get('/syncs?from=0000-01-01T00:00:00Z&to=0000-01-20T00:00:00Z');
+    expect(res.status).toBe(400);
+  });
+
+  it('answers the JSON 404 to an undecodable or control-character path id', async () => {
+    const undecodable = await get('/syncs/%ZZ');
+    expect(undecodable.status).toBe(404);
+    expect(undecodable.body).toEqual({ statusCode: 404, message: 'Cannot GET /api/v1/syncs/%ZZ', error: 'Not Found' });
+    const control = await get('/syncs/1%00');
+    expect(control.body.message).toBe('Sync 1 not found');
+  });
+});

@@ -11,6 +11,9 @@ describe('checkWindow', () => {
     ['2025-02-29T00:00:00Z', 'from must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z'],
     ['2024-02-30T00:00:00Z', 'from must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z'],
     ['yesterday', 'from must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z'],
+    ['0000-01-01T00:00:00Z', 'from must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z'],
+    ['1969-12-31T23:59:59Z', 'from must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z'],
+    ['1970-01-01T00:30:00+01:00', 'from must be an ISO 8601 date-time, such as 2026-11-01T00:00:00Z'],
     [undefined, 'from is required (an ISO 8601 date-time)'],
   ])('rejects from=%s', (from, message) => {
     expect(checkWindow(from, '2025-03-05T00:00:00Z')).toEqual({ ok: false, problems: [message] });
