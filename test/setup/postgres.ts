@@ -23,12 +23,21 @@ export default async function setup(project: TestProject) {
   // Under os.tmpdir() and world-searchable: as root, PostgreSQL runs as `postgres` and must reach it.
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pss-test-'));
   await chmod(dataDir, 0o755);
-  const db = await startEmbeddedPostgres({
-    dataDir,
-    database: TEMPLATE_DATABASE,
-    settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '300' },
-  });
-  await applyMigrations(db.url);
+  let started: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
+  try {
+    started = await startEmbeddedPostgres({
+      dataDir,
+      database: TEMPLATE_DATABASE,
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '300' },
+    });
+    await applyMigrations(started.url);
+  } catch (error) {
+    // Teardown never runs when setup fails: leave nothing behind.
+    await started?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const db = started;
   const adminUrl = new URL(db.url);
   adminUrl.pathname = '/postgres';
   project.provide('postgresAdminUrl', adminUrl.toString());
