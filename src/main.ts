@@ -92,13 +92,16 @@ function closeServer(server: Server): Promise<void> {
 }
 
 function installSignalHandlers(stack: ShutdownStack, logger: Logger): void {
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // A terminal's Ctrl-C reaches every process of the group, and npm and tsx relay it once more:
+      // the same keypress arrives twice within milliseconds. Only a later signal means "now".
+      if (Date.now() - stoppingSince < 1_000) return;
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.info({ signal }, 'shutting down');
     void stack.run().then(() => {
       logger.info('stopped');

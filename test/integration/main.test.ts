@@ -79,6 +79,25 @@ describe('npm start on the embedded PostgreSQL', () => {
     expect(steps).toEqual(['http', 'heavy-read prisma', 'worker', 'worker pool', 'prisma', 'database']);
   });
 
+  it('Ctrl-C on `npm start` in a terminal (SIGINT to the whole group, relayed again by npm and tsx) stops cleanly', async () => {
+    // Setup: `npm start` in its own process group, as a terminal runs it
+    const child = spawn('npm', ['start'], { env: childEnv({ ...env, LOG_LEVEL: 'info' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    // npm itself dies of the signal (as it should); the service is done when its output closes.
+    const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    for (let waited = 0; !out.includes('curl -s') && waited < 45_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    // Action
+    process.kill(-child.pid!, 'SIGINT');
+    // Assertions
+    await closed;
+    expect(out).not.toContain('second signal');
+    expect(out).toMatch(/"msg":"stopped"}\s*$/);
+    expect(out).toMatch(/"step":"database","msg":"stopped"/);
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
   it('never signals a stranger named by a stale postmaster.pid', async () => {
     // Setup: a leftover postmaster.pid naming a live process that is not PostgreSQL
     const stranger = spawn('sleep', ['60']);
