@@ -241,7 +241,8 @@ function connectionUrl(port: number, password: string, database: string): string
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on right now, on loopback. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

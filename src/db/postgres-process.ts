@@ -135,7 +135,7 @@ function binaries(): Promise<Binaries> {
       throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (package ${name} is not installed): set DATABASE_URL`);
     })) as Binaries;
     const nativeDir = path.dirname(path.dirname(shipped.postgres));
-    if (!isRoot() || reachableByOthers(nativeDir)) return shipped;
+    if (!isRoot() || !firstUnreachable(nativeDir)) return shipped;
     const copy = await reachableCopy(nativeDir);
     return { initdb: path.join(copy, 'bin', 'initdb'), postgres: path.join(copy, 'bin', 'postgres') };
   })();
@@ -167,14 +167,6 @@ async function reachableCopy(nativeDir: string): Promise<string> {
 function isSafeRootDir(dir: string): boolean {
   const stat = statSync(dir);
   return stat.uid === 0 && (stat.mode & 0o022) === 0;
-}
-
-/** Whether every directory from `/` down to `dir` is searchable by other users. */
-export function reachableByOthers(dir: string): boolean {
-  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
-    if ((statSync(current).mode & 0o001) === 0) return false;
-    if (current === path.dirname(current)) return true;
-  }
 }
 
 /** The first directory on the way to `dir` that other users cannot search, if any. */
