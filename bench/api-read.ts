@@ -26,6 +26,7 @@ import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { applyMigrations } from '../src/db/migrations.js';
 import { createPrisma, type PrismaClient, type PrismaOptions } from '../src/db/prisma.js';
+import { RateLimitStore } from '../src/db/rate-limit-store.js';
 import { createLogger } from '../src/logger.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
@@ -426,11 +427,16 @@ async function statementsPerRequest(databaseUrl: string, encryptionKey: Buffer, 
 
 /** The real app on 127.0.0.1:0, logging nothing. */
 async function startApp(databaseUrl: string, encryptionKey: Buffer, prismaOptions: PrismaOptions = {}): Promise<{ port: number; close(): Promise<void> }> {
-  const config = loadConfig({ DATABASE_URL: databaseUrl, ENCRYPTION_KEY: encryptionKey.toString('hex'), LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1' });
+  // The limiters run (their cost is part of every request) with limits this run never reaches.
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl, ENCRYPTION_KEY: encryptionKey.toString('hex'), LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1',
+    RATE_LIMIT_PER_IP: '1000000000', RATE_LIMIT_PER_ACCOUNT: '1000000000',
+  });
   // As src/main.ts wires them: heavy reads on their own pool, cancelled by PostgreSQL past QUERY_TIMEOUT_MS.
   const prisma = createPrisma(databaseUrl, prismaOptions);
   const heavyPrisma = createPrisma(databaseUrl, { ...prismaOptions, statementTimeoutMs: config.queryTimeoutMs, max: 5 });
-  const app = makeApp({ config, prisma, heavyPrisma, logger: createLogger('silent', process.stderr), encryptionKey });
+  const rateLimits = new RateLimitStore(databaseUrl);
+  const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger: createLogger('silent', process.stderr), encryptionKey });
   const server: http.Server = await new Promise((resolve, reject) => {
     const s = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(s)));
   });
@@ -441,6 +447,7 @@ async function startApp(databaseUrl: string, encryptionKey: Buffer, prismaOption
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await prisma.$disconnect();
       await heavyPrisma.$disconnect();
+      await rateLimits.close();
     },
   };
 }

@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Config } from './config.js';
 import type { PrismaClient } from './db/prisma.js';
+import type { RateLimitStore } from './db/rate-limit-store.js';
 import type { Logger } from './logger.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { installGraphql } from './http/graphql.js';
@@ -18,13 +19,15 @@ export interface AppDeps {
   heavyPrisma: PrismaClient;
   /** ENCRYPTION_KEY (or the embedded default's key): cursor signing keys are derived from it. */
   encryptionKey: Buffer;
+  /** The rate-limit counters, shared through PostgreSQL with every other API process. */
+  rateLimits: RateLimitStore;
 }
 
 /** The HTTP app, read top to bottom: each server concern installs itself; unmatched paths get JSON 404s. */
 export function makeApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', deps.config.trustProxy);
+  app.set('trust proxy', deps.config.trustProxyHops > 0 ? deps.config.trustProxyHops : false);
   app.use(
     pinoHttp({
       logger: deps.logger,
@@ -46,7 +49,7 @@ export function makeApp(deps: AppDeps): Express {
     ingressUrl: deps.config.ingressUrl,
     cursorKey: deriveKey(deps.encryptionKey, 'cursor'),
   };
-  installRest(app, { config: deps.config, logger: deps.logger, shared });
+  installRest(app, { config: deps.config, logger: deps.logger, shared, rateLimits: deps.rateLimits });
   installGraphql(app, { logger: deps.logger, supportTokens: deps.config.supportTokens, shared });
 
   app.use(notFound);

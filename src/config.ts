@@ -18,10 +18,13 @@ export interface Config {
   encryptionKey: Buffer | undefined;
   supportTokens: string[];
   outboundAllowPrivate: boolean;
-  trustProxy: boolean;
+  /** How many proxies in front of us append to X-Forwarded-For (0: the socket's address is the client). */
+  trustProxyHops: number;
   logLevel: LogLevel;
   workerMonitoring: boolean;
   queryTimeoutMs: number;
+  /** Requests per 60 s; 0 turns a limit off. */
+  rateLimits: { perIp: number; perAccount: number; outreach: number };
   hubspotBaseUrl: string;
   salesforceLoginUrl: string;
   smartleadBaseUrl: string;
@@ -67,10 +70,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     encryptionKey: e.ENCRYPTION_KEY,
     supportTokens: e.SUPPORT_TOKENS,
     outboundAllowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
-    trustProxy: e.TRUST_PROXY,
+    trustProxyHops: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     workerMonitoring: e.WORKER_MONITORING,
     queryTimeoutMs: e.QUERY_TIMEOUT_MS,
+    rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
     hubspotBaseUrl: stripTrailingSlash(e.HUBSPOT_BASE_URL),
     salesforceLoginUrl: stripTrailingSlash(e.SALESFORCE_LOGIN_URL),
     smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
@@ -99,6 +103,14 @@ const baseUrlSchema = httpUrl.refine(
 );
 
 const boolean = z.enum(['true', 'false', '1', '0'], { error: 'must be true or false' }).transform((v) => v === 'true' || v === '1');
+
+// false/0: no proxy; true/1: one proxy (the right-most X-Forwarded-For entry is the client); N: N proxies.
+// Never "trust everything": the left-most entry is whatever the client wrote, so limits keyed on it
+// could be dodged at will.
+const proxyHops = z
+  .string()
+  .regex(/^(true|false|\d{1,2})$/, { error: 'must be true, false or a number of proxy hops' })
+  .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v)));
 
 const integer = (min: number, max: number) =>
   z
@@ -141,7 +153,7 @@ const envSchema = z.object({
   ENCRYPTION_KEY: optional(encryptionKey),
   SUPPORT_TOKENS: withDefault(tokenList, ''),
   OUTBOUND_ALLOW_PRIVATE: withDefault(boolean, 'false'),
-  TRUST_PROXY: withDefault(boolean, 'false'),
+  TRUST_PROXY: withDefault(proxyHops, 'false'),
   LOG_LEVEL: withDefault(
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -150,6 +162,9 @@ const envSchema = z.object({
   ),
   WORKER_MONITORING: withDefault(boolean, 'false'),
   QUERY_TIMEOUT_MS: withDefault(integer(1, 600_000), '20000'),
+  RATE_LIMIT_PER_IP: withDefault(integer(0, 1_000_000_000), '120'),
+  RATE_LIMIT_PER_ACCOUNT: withDefault(integer(0, 1_000_000_000), '120'),
+  RATE_LIMIT_OUTREACH: withDefault(integer(0, 1_000_000_000), '600'),
   HUBSPOT_BASE_URL: withDefault(httpUrl, 'https://api.hubapi.com'),
   SALESFORCE_LOGIN_URL: withDefault(httpUrl, 'https://login.salesforce.com'),
   SMARTLEAD_BASE_URL: withDefault(httpUrl, 'https://server.smartlead.ai'),

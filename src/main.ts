@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { applyMigrations } from './db/migrations.js';
 import { createPrisma, type PrismaClient } from './db/prisma.js';
+import { RateLimitStore } from './db/rate-limit-store.js';
 import { createLogger, type Logger } from './logger.js';
 import { ShutdownStack } from './shutdown.js';
 import { startWorker, WORKER_SETTINGS } from './worker.js';
@@ -62,7 +63,10 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   if (role !== 'worker') {
     const heavyPrisma = createPrisma(database.url, { statementTimeoutMs: config.queryTimeoutMs, max: 5 });
     stack.push('heavy-read prisma', () => heavyPrisma.$disconnect());
-    const server = await listen(makeApp({ config, prisma, heavyPrisma, logger, encryptionKey: database.encryptionKey }), config.port, config.host);
+    const rateLimits = new RateLimitStore(database.url, (error) => logger.warn({ err: error }, 'idle rate-limit connection failed'));
+    stack.push('rate-limit pool', () => rateLimits.close());
+    const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger, encryptionKey: database.encryptionKey });
+    const server = await listen(app, config.port, config.host);
     stack.push('http', () => closeServer(server));
   }
 

@@ -5,23 +5,27 @@ import type { PrismaClient } from '../db/prisma.js';
 import { sendError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import type { ApiKeyViewer, Context, SharedContext } from '../schema/context.js';
+import type { RateLimitStore } from '../db/rate-limit-store.js';
 import { authenticate } from './auth.js';
 import { runOperation } from './executor.js';
 import { installOpenApi, openApiDocument } from './openapi.js';
 import { RestError } from './params.js';
+import { rateLimiters } from './rate-limit.js';
 import { ROUTES, type Route, type RouteEnv } from './routes.js';
 
 export interface RestDeps {
   config: Config;
   logger: Logger;
   shared: SharedContext;
+  rateLimits: RateLimitStore;
 }
 
 export const API_PREFIX = '/api/v1';
 
 /**
  * REST API v1: the RFC 8631 Link header on every /api/v1 response (401s and 404s included), the
- * discovery routes, then the route table, each route behind API key authentication. Unknown paths
+ * discovery routes, then the route table, each route behind API key authentication and its rate limits
+ * (general routes: per IP before the key is looked at, then per account; outreach: its own bucket). Unknown paths
  * fall through to the app's JSON 404 with the Link header already set. Also the reference page /docs.
  */
 export function installRest(app: Express, deps: RestDeps): void {
@@ -32,9 +36,13 @@ export function installRest(app: Express, deps: RestDeps): void {
     res.set('Link', link);
     next();
   });
-  installOpenApi(router);
+  const limit = rateLimiters(deps.rateLimits, deps.config.rateLimits, deps.logger);
+  installOpenApi(router, limit.perIp);
   const auth = requireKey(deps.shared.prisma);
-  for (const route of ROUTES) router.get(route.path, auth, handle(route, env, deps));
+  for (const route of ROUTES) {
+    const guards = route.bucket === 'outreach' ? [auth, limit.outreach] : [limit.perIp, auth, limit.perAccount];
+    router.get(route.path, ...guards, handle(route, env, deps));
+  }
   app.use(API_PREFIX, router);
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline Sync Service API v1' }));
 }

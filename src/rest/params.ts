@@ -21,6 +21,15 @@ export function single(query: Query, name: string): string | undefined {
   return value;
 }
 
+/** A query parameter that may be repeated: every value given, in order. */
+export function repeated(query: Query, name: string): string[] {
+  const value = query[name];
+  if (value === undefined) return [];
+  const values = Array.isArray(value) ? value : [value];
+  if (!values.every((v): v is string => typeof v === 'string')) throw new RestError(400, `${name} must be a string`);
+  return values;
+}
+
 /**
  * An optional positive whole-number query parameter. A number beyond any id we issue names nothing:
  * with `notFound` it is that resource's 404, without it an id that matches no row (0).

@@ -1,7 +1,8 @@
 import type { Request } from 'express';
+import type { RateBucket } from './rate-limit.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import * as ops from '../generated/graphql/graphql.js';
-import { optionalEnum, optionalId, pageParams, pathId, windowParams } from './params.js';
+import { optionalEnum, optionalId, pageParams, pathId, repeated, single, windowParams } from './params.js';
 
 /** What a route's builders may read besides the request. */
 export interface RouteEnv {
@@ -15,6 +16,8 @@ export interface Route {
   operation: TypedDocumentNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each entry is typed by route() below
   variables: (req: Request, env: RouteEnv) => Record<string, unknown>;
   shape: (data: any, env: RouteEnv) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any -- as above
+  /** The rate limits it is under; `general` unless said. */
+  bucket?: RateBucket;
 }
 
 /** Types one entry against its operation, then erases it into the table. */
@@ -23,8 +26,9 @@ function route<T, V extends Record<string, unknown>>(
   operation: TypedDocumentNode<T, V>,
   variables: (req: Request, env: RouteEnv) => V,
   shape: (data: T, env: RouteEnv) => unknown,
+  bucket: RateBucket = 'general',
 ): Route {
-  return { path, operation, variables, shape: shape as Route['shape'] };
+  return { path, operation, variables, shape: shape as Route['shape'], bucket };
 }
 
 const none = () => ({});
@@ -60,6 +64,13 @@ export const ROUTES: Route[] = [
       createdAt: s.createdAt,
     })),
   })),
+  route(
+    '/contacts/outreach',
+    ops.ContactOutreachDocument,
+    (req) => ({ email: single(req.query, 'email') ?? null, profileUrls: repeated(req.query, 'profileUrl') }),
+    (d) => d.contactOutreach,
+    'outreach',
+  ),
   route('/destinations', ops.DestinationsDocument, none, (d) => ({ destinations: d.destinations })),
   route('/destinations/reply-relays', ops.ReplyRelaysDocument, none, (d) => ({ replyRelays: d.replyRelays })),
   route('/destinations/:id', ops.DestinationDocument, (req) => ({ id: pathId(req.params.id as string, destinationNotFound) }), (d) => d.destination),

@@ -14,6 +14,7 @@ import './request.js';
 import './sync.js';
 import './delivery.js';
 import './account-metrics.js';
+import './outreach.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });

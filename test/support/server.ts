@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { makeApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
+import { RateLimitStore } from '../../src/db/rate-limit-store.js';
 import { createLogger } from '../../src/logger.js';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
@@ -23,10 +24,15 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
     SUPPORT_TOKENS: SUPPORT_TOKEN,
     LOG_LEVEL: 'silent',
     BASE_URL: 'http://api.test.local',
+    // The suite makes thousands of requests from 127.0.0.1; the rate-limit tests set the spec's values.
+    RATE_LIMIT_PER_IP: '1000000',
+    RATE_LIMIT_PER_ACCOUNT: '1000000',
+    RATE_LIMIT_OUTREACH: '1000000',
     ...env,
   });
   const heavyPrisma = createPrisma(db.url, { statementTimeoutMs: config.queryTimeoutMs, max: 4 });
-  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, logger: createLogger('silent', process.stderr), encryptionKey: TEST_ENCRYPTION_KEY });
+  const rateLimits = new RateLimitStore(db.url);
+  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger: createLogger('silent', process.stderr), encryptionKey: TEST_ENCRYPTION_KEY });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -40,6 +46,7 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
         server.close(() => resolve());
       });
       await heavyPrisma.$disconnect();
+      await rateLimits.close();
     },
   };
 }

@@ -35,10 +35,11 @@ const DEFAULTS: Config = {
   encryptionKey: undefined,
   supportTokens: [],
   outboundAllowPrivate: false,
-  trustProxy: false,
+  trustProxyHops: 0,
   logLevel: 'info',
   workerMonitoring: false,
   queryTimeoutMs: 20_000,
+  rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   hubspotBaseUrl: 'https://api.hubapi.com',
   salesforceLoginUrl: 'https://login.salesforce.com',
   smartleadBaseUrl: 'https://server.smartlead.ai',
@@ -61,6 +62,9 @@ const ALL_VARIABLES = [
   'LOG_LEVEL',
   'WORKER_MONITORING',
   'QUERY_TIMEOUT_MS',
+  'RATE_LIMIT_PER_IP',
+  'RATE_LIMIT_PER_ACCOUNT',
+  'RATE_LIMIT_OUTREACH',
   'HUBSPOT_BASE_URL',
   'SALESFORCE_LOGIN_URL',
   'SMARTLEAD_BASE_URL',
@@ -187,13 +191,26 @@ describe('loadConfig accepted values', () => {
 
   it.each([
     ['OUTBOUND_ALLOW_PRIVATE', 'outboundAllowPrivate'],
-    ['TRUST_PROXY', 'trustProxy'],
     ['WORKER_MONITORING', 'workerMonitoring'],
   ] as const)('reads %s as a boolean from true/false/1/0', (name, field) => {
     expect(loadConfig({ [name]: 'true' }, CWD)[field]).toBe(true);
     expect(loadConfig({ [name]: '1' }, CWD)[field]).toBe(true);
     expect(loadConfig({ [name]: 'false' }, CWD)[field]).toBe(false);
     expect(loadConfig({ [name]: '0' }, CWD)[field]).toBe(false);
+  });
+
+  it.each([
+    ['false', 0],
+    ['0', 0],
+    ['true', 1],
+    ['1', 1],
+    ['2', 2],
+  ])('reads TRUST_PROXY=%s as %i proxy hops', (value, hops) => {
+    expect(loadConfig({ TRUST_PROXY: value }, CWD).trustProxyHops).toBe(hops);
+  });
+
+  it('reads the three rate limits, 0 turning one off', () => {
+    expect(loadConfig({ RATE_LIMIT_PER_IP: '0', RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_OUTREACH: '7' }, CWD).rateLimits).toEqual({ perIp: 0, perAccount: 5, outreach: 7 });
   });
 
   it('uses HOST as given', () => {
@@ -291,7 +308,11 @@ describe('loadConfig rejected values', () => {
     ['LOG_LEVEL', 'loud', 'must be one of'],
     ['LOG_LEVEL', 'INFO', 'must be one of'],
     ['OUTBOUND_ALLOW_PRIVATE', 'yes', 'must be true or false'],
-    ['TRUST_PROXY', 'on', 'must be true or false'],
+    ['TRUST_PROXY', 'on', 'must be true, false or a number of proxy hops'],
+    ['TRUST_PROXY', '-1', 'must be true, false or a number of proxy hops'],
+    ['RATE_LIMIT_PER_IP', '-5', 'must be a whole number'],
+    ['RATE_LIMIT_PER_ACCOUNT', '1.5', 'must be a whole number'],
+    ['RATE_LIMIT_OUTREACH', 'many', 'must be a whole number'],
     ['WORKER_MONITORING', 'TRUE', 'must be true or false'],
     ['BASE_URL', 'ftp://x', 'must be an http:// or https:// URL'],
     ['BASE_URL', 'localhost:3000', 'must be an http:// or https:// URL'],
