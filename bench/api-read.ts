@@ -13,21 +13,18 @@
  * tenth) for pages and /sources, BENCH_METRIC_SAMPLES (default 60) for the metrics.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { generateHistory, type GenerateHistorySummary } from '../src/admin/generate-history.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { makeApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
-import { applyMigrations } from '../src/db/migrations.js';
 import { createPrisma, type PrismaClient, type PrismaOptions } from '../src/db/prisma.js';
 import { RateLimitStore } from '../src/db/rate-limit-store.js';
 import { createLogger } from '../src/logger.js';
+import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, throwawayDatabase, withClient } from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 200));
@@ -82,33 +79,9 @@ interface Row extends Planned {
   timing: Timing;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const step of cleanups.reverse()) await step().catch((error: unknown) => log(`cleanup: ${String(error)}`));
-  })();
-  return cleaning;
-}
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    interrupted = true;
-    log(`${signal}: stopping PostgreSQL and removing the data directory`);
-    void cleanup().then(() => process.exit(130));
-  });
-}
-
 async function run(): Promise<number> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pss-bench-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  // As root PostgreSQL runs as `postgres`, which must reach the directory.
-  await chmod(dataDir, 0o755);
   log(`bench:api  scale ${SCALE}  (BENCH_SCALE; 1 = ${fmt(FULL.requests)} requests and syncs, ${fmt(FULL.deliveries)} deliveries per account)`);
-  log(`starting a throwaway embedded PostgreSQL in ${dataDir}`);
-  const db: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir, settings: PG_SETTINGS });
-  cleanups.push(() => db.stop());
-  await applyMigrations(db.url);
+  const db = await throwawayDatabase(PG_SETTINGS);
 
   const encryptionKey = randomBytes(32);
   const prisma: PrismaClient = createPrisma(db.url);
@@ -452,39 +425,6 @@ async function startApp(databaseUrl: string, encryptionKey: Buffer, prismaOption
   };
 }
 
-/** GETs over one keep-alive connection; anything but a 200 is an error. */
-class ApiClient {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  constructor(
-    private readonly port: number,
-    private readonly key: string,
-  ) {}
-
-  get(pathAndQuery: string): Promise<{ body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port: this.port, path: pathAndQuery, agent: this.agent, headers: { authorization: `Bearer ${this.key}` } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', reject);
-          res.on('end', () => {
-            const body = Buffer.concat(chunks).toString('utf8');
-            if (res.statusCode !== 200) reject(new Error(`GET ${pathAndQuery.split('?')[0]}: ${res.statusCode} ${body.slice(0, 300)}`));
-            else resolve({ body });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
-}
-
 /** The main account: 20 connections x 5 sources (bindings, a reply relay); the noisy one: 10 x 10. */
 function benchFixture() {
   const platforms = ['smartlead', 'instantly', 'lemlist', 'heyreach', 'smartlead'];
@@ -526,57 +466,5 @@ function benchFixture() {
   };
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
-function pct(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;
-}
-
-function ms(value: number): string {
-  return value >= 100 ? value.toFixed(0) : value.toFixed(2);
-}
-
-function ratio(a: number, b: number): string {
-  return `${(a / b).toFixed(2)}x`;
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a number above 0`);
-  return n;
-}
-
-/** Results on stdout; progress on stderr. */
-function out(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-function log(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
 // Last, so that every declaration above is initialised before it runs.
-try {
-  process.exitCode = await run();
-} catch (error) {
-  // After a signal, whatever was in flight fails as the database goes away: not worth reporting.
-  if (!interrupted) log(`bench:api failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench('bench:api', run);

@@ -32,16 +32,17 @@ export class RateLimitStore {
     return fixedWindowDecision(row.hits, limit, Number(row.end_ms), Number(row.now_ms));
   }
 
-  /** Counts a hit in a sliding 60 s window (the log keeps the newest limit + 1 hit times). */
+  /** Counts a hit in a sliding 60 s window (per-second counts: at most 61 entries, whatever the limit). */
   async hitSlidingWindow(bucket: string, limit: number): Promise<RateLimitDecision> {
     this.pruneNow();
-    const { rows } = await this.pool.query<{ hits: string[]; now_ms: string }>({
+    const { rows } = await this.pool.query<{ seconds: string[]; counts: number[]; now_ms: string }>({
       name: 'rate_limit_sliding',
       text: SLIDING_WINDOW_SQL,
-      values: [bucket, RATE_WINDOW_MS, limit],
+      values: [bucket, RATE_WINDOW_MS / 1000],
     });
     const row = rows[0]!;
-    return slidingWindowDecision(row.hits.map(Number), limit, RATE_WINDOW_MS, Number(row.now_ms));
+    const log = row.seconds.map((second, i) => ({ second: Number(second), count: row.counts[i]! }));
+    return slidingWindowDecision(log, limit, RATE_WINDOW_MS, Number(row.now_ms));
   }
 
   /** Deletes the counters no later request can read: windows that ended, logs idle for a window. */
@@ -73,20 +74,23 @@ const FIXED_WINDOW_SQL = `
     (extract(epoch FROM window_start) * 1000)::bigint + $2::int AS end_ms,
     (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
 
-// The new log: the previous hits still in the window, newest `limit` of them, plus this one, sorted.
+// The new log: this second's count plus one, and the previous seconds still in the window (a second
+// counts until it is more than the window's length old), oldest first.
 const SLIDING_WINDOW_SQL = `
-  WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms)
-  INSERT INTO rate_limit_logs AS l (bucket, hits, updated_at)
-  SELECT $1, ARRAY[now.ms], to_timestamp(now.ms / 1000.0) FROM now
+  WITH now AS (SELECT clock_timestamp() AS at)
+  INSERT INTO rate_limit_logs AS l (bucket, seconds, counts, updated_at)
+  SELECT $1, ARRAY[floor(extract(epoch FROM now.at))::bigint], ARRAY[1], now.at FROM now
   ON CONFLICT (bucket) DO UPDATE SET
-    hits = ARRAY(
-      SELECT h FROM (
-        SELECT h FROM unnest(l.hits) AS h WHERE h > EXCLUDED.hits[1] - $2::int ORDER BY h DESC LIMIT $3::int
-      ) AS kept
-      UNION ALL SELECT EXCLUDED.hits[1]
-      ORDER BY 1),
+    (seconds, counts) = (
+      SELECT COALESCE(array_agg(second ORDER BY second), '{}'), COALESCE(array_agg(hits ORDER BY second), '{}')
+        FROM (
+          SELECT second, sum(hits)::int AS hits
+            FROM (SELECT * FROM unnest(l.seconds, l.counts) AS t(second, hits) UNION ALL SELECT EXCLUDED.seconds[1], 1) AS all_hits
+           WHERE second >= EXCLUDED.seconds[1] - $2::int
+           GROUP BY second
+        ) AS kept),
     updated_at = EXCLUDED.updated_at
-  RETURNING hits, (SELECT max(h) FROM unnest(hits) AS h) AS now_ms`;
+  RETURNING seconds, counts, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
 
 const PRUNE_SQL = `
   WITH w AS (DELETE FROM rate_limit_windows WHERE window_start < clock_timestamp() - make_interval(secs => $1::int / 1000.0))

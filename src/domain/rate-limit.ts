@@ -25,22 +25,35 @@ export function fixedWindowDecision(hits: number, limit: number, windowEndMs: nu
   };
 }
 
+/** Hits counted in one second of the clock (epoch seconds). */
+export interface SecondCount {
+  second: number;
+  count: number;
+}
+
 /**
- * A sliding window over a log of hit times (epoch ms, oldest first, this request last, only hits
- * within the window, at most limit + 1 kept). With n hits in the window the request passes when
- * n <= limit; a rejected request stays in the log (the spec: rejected requests still count).
+ * A sliding window over per-second hit counts (oldest first, this request included, only seconds still
+ * in the window). A hit in second s counts until second s + 60 has passed entirely, so the window never
+ * forgets a hit early. The request passes when the window holds at most `limit` hits; a rejected
+ * request stays counted (the spec: rejected requests still count).
  *
- * The next slot frees when the window holds fewer than `limit` hits again, i.e. when hit n - limit
- * leaves it; while slots are still free, it is when the oldest hit leaves (one more slot frees).
+ * The next slot frees when the window holds fewer than `limit` hits again (the oldest seconds leave
+ * first); while slots are still free, it is when the oldest second leaves (one more slot frees).
  */
-export function slidingWindowDecision(hits: readonly number[], limit: number, windowMs: number, nowMs: number): RateLimitDecision {
-  const n = hits.length;
-  const freesNext = hits[Math.max(0, n - limit)] ?? nowMs;
+export function slidingWindowDecision(log: readonly SecondCount[], limit: number, windowMs: number, nowMs: number): RateLimitDecision {
+  const n = log.reduce((total, s) => total + s.count, 0);
+  let mustLeave = Math.max(1, n - limit + 1);
+  let freesAt = nowMs;
+  for (const { second, count } of log) {
+    freesAt = (second + 1) * 1000 + windowMs;
+    mustLeave -= count;
+    if (mustLeave <= 0) break;
+  }
   return {
     allowed: n <= limit,
     limit,
     remaining: Math.max(0, limit - n),
-    resetSeconds: wholeSeconds(freesNext + windowMs - nowMs),
+    resetSeconds: wholeSeconds(freesAt - nowMs),
   };
 }
 

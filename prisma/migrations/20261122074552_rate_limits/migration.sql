@@ -10,7 +10,8 @@ CREATE TABLE "rate_limit_windows" (
 -- CreateTable
 CREATE TABLE "rate_limit_logs" (
     "bucket" TEXT NOT NULL,
-    "hits" BIGINT[],
+    "seconds" BIGINT[],
+    "counts" INTEGER[],
     "updated_at" TIMESTAMPTZ(3) NOT NULL,
 
     CONSTRAINT "rate_limit_logs_pkey" PRIMARY KEY ("bucket")
