@@ -24,9 +24,10 @@ export type OutreachQueryParse = { ok: true; query: OutreachQuery } | { ok: fals
  */
 export function parseOutreachQuery(rawEmail: string | null | undefined, rawProfileUrls: readonly string[] = []): OutreachQueryParse {
   const problems: string[] = [];
-  const values = rawProfileUrls.flatMap((value) => value.split(',')).map((value) => value.trim());
+  // Empty values (an empty form field, a trailing comma) name nothing and are skipped, as an empty email is.
+  const values = rawProfileUrls.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
   const emailGiven = rawEmail != null && rawEmail.trim() !== '';
-  if (!emailGiven && values.every((v) => v === '')) return { ok: false, problems: ['Pass at least one identity: email or profileUrl'] };
+  if (!emailGiven && values.length === 0) return { ok: false, problems: ['Pass at least one identity: email or profileUrl'] };
 
   let email: string | null = null;
   if (emailGiven) {
@@ -169,19 +170,23 @@ function sum(groups: readonly OutreachGroup[]): number {
   return groups.reduce((total, g) => total + g.count, 0);
 }
 
-/** The group with the newest event; ties go to the alphabetically first event type, so answers are stable. */
+/** The group with the newest event; ties go to the alphabetically first event type, then platform, so answers are stable. */
 function latest<G extends OutreachGroup>(groups: readonly G[]): G | undefined {
   let best: G | undefined;
   for (const g of groups) {
-    const order = best ? g.lastAt.getTime() - best.lastAt.getTime() || best.eventType.localeCompare(g.eventType) : 1;
+    const order = best ? g.lastAt.getTime() - best.lastAt.getTime() || compare(best.eventType, g.eventType) || compare(best.platform, g.platform) : 1;
     if (order > 0) best = g;
   }
   return best;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Groups by a key, sorted by key. */
 function rollUp(groups: readonly OutreachGroup[], key: (g: OutreachGroup) => string): [string, OutreachGroup[]][] {
   const map = new Map<string, OutreachGroup[]>();
   for (const g of groups) map.set(key(g), [...(map.get(key(g)) ?? []), g]);
-  return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...map.entries()].sort(([a], [b]) => compare(a, b));
 }

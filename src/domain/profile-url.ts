@@ -48,8 +48,14 @@ export function normalizeProfileUrl(input: string): ProfileParse {
  * `www`, with and without a trailing slash, and for microblogs both hostnames.
  */
 export function profileUrlVariants(profile: Profile): string[] {
-  const path = profile.canonical.replace(/^https:\/\/[^/]+/, '');
-  const hosts = profile.kind === 'professional' ? ['linkedin.com', 'www.linkedin.com'] : ['x.com', 'www.x.com', 'twitter.com', 'www.twitter.com'];
+  const decoded = profile.canonical.replace(/^https:\/\/[^/]+/, '');
+  // A slug with non-ASCII letters is also stored as the platforms hand it out: percent-encoded.
+  const encoded = decoded.split('/').map((part) => encodeURIComponent(part).toLowerCase()).join('/');
+  return [...new Set([decoded, encoded])].flatMap((path) => variantsOfPath(profile.kind, path));
+}
+
+function variantsOfPath(kind: ProfileKind, path: string): string[] {
+  const hosts = kind === 'professional' ? ['linkedin.com', 'www.linkedin.com'] : ['x.com', 'www.x.com', 'twitter.com', 'www.twitter.com'];
   const variants: string[] = [];
   for (const scheme of ['https://', 'http://']) {
     for (const host of hosts) {

@@ -122,8 +122,9 @@ interface OutreachRow {
 
 /**
  * One statement: the matching sync and delivery rows (both carry the inbound payload's request id, so a
- * payload counts once per event type and platform however many logs it reached), grouped; and the
- * newest lead category signal. Each table is probed through its (account_id, to_email|contact) index.
+ * payload counts once per event type and platform however many logs it reached, timed by its first
+ * processing: a replayed or delayed delivery is not a new touch), grouped; and the newest lead
+ * category signal. Each table is probed through its (account_id, to_email|contact) index.
  */
 async function readOutreach(client: Context['heavy'], viewer: ApiKeyViewer, query: OutreachQuery): Promise<{ groups: OutreachGroup[]; signal: CategorySignal | null }> {
   const account = viewer.accountId;
@@ -139,9 +140,12 @@ async function readOutreach(client: Context['heavy'], viewer: ApiKeyViewer, quer
         FROM deliveries d JOIN sources src ON src.id = d.source_id
        WHERE d.account_id = ${account} AND d.to_email = ANY(${identities}) AND d.connection_id = ANY(${ids})
     ),
+    payloads AS (
+      SELECT event_type, platform, request_id, min(created_at) AS at FROM events GROUP BY event_type, platform, request_id
+    ),
     groups AS (
-      SELECT event_type AS "eventType", platform, count(DISTINCT request_id)::int AS count, min(created_at) AS "firstAt", max(created_at) AS "lastAt"
-        FROM events GROUP BY event_type, platform
+      SELECT event_type AS "eventType", platform, count(*)::int AS count, min(at) AS "firstAt", max(at) AS "lastAt"
+        FROM payloads GROUP BY event_type, platform
     )
     SELECT (SELECT COALESCE(json_agg(groups), '[]'::json) FROM groups) AS groups,
            (SELECT json_build_object('name', category_name, 'at', created_at)
