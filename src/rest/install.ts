@@ -10,7 +10,7 @@ import { authenticate } from './auth.js';
 import { runOperation } from './executor.js';
 import { installOpenApi, openApiDocument } from './openapi.js';
 import { RestError } from './params.js';
-import { rateLimiters } from './rate-limit.js';
+import { answerPerIp, perIpMiddleware, rateLimiters, type RateLimiters } from './rate-limit.js';
 import { ROUTES, type Route, type RouteEnv } from './routes.js';
 
 export interface RestDeps {
@@ -36,27 +36,37 @@ export function installRest(app: Express, deps: RestDeps): void {
     res.set('Link', link);
     next();
   });
-  const limit = rateLimiters(deps.rateLimits, deps.config.rateLimits, deps.logger);
-  installOpenApi(router, limit.perIp);
-  const auth = requireKey(deps.shared.prisma);
+  const limits = rateLimiters(deps.rateLimits, deps.config.rateLimits, deps.logger);
+  installOpenApi(router, perIpMiddleware(limits));
+  const generalGuard = requireKey(deps.shared.prisma, limits);
+  const outreachGuard = requireKey(deps.shared.prisma, null);
   for (const route of ROUTES) {
-    const guards = route.bucket === 'outreach' ? [auth, limit.outreach] : [limit.perIp, auth, limit.perAccount];
+    const guards = route.bucket === 'outreach' ? [outreachGuard, limits.outreach] : [generalGuard, limits.perAccount];
     router.get(route.path, ...guards, handle(route, env, deps));
   }
   app.use(API_PREFIX, router);
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline Sync Service API v1' }));
 }
 
-/** Authenticates the key; 401 (identical for every kind of bad key) or 403 otherwise. */
-function requireKey(prisma: PrismaClient): RequestHandler {
+/**
+ * Authenticates the key; 401 (identical for every kind of bad key) or 403 otherwise. With `limits`, the
+ * per-IP limit comes first: its count and the key lookup run at once (one round trip of latency, not
+ * two), and a refused address gets its 429 whatever the key.
+ */
+function requireKey(prisma: PrismaClient, limits: RateLimiters | null): RequestHandler {
   return async (req, res, next) => {
-    const result = await authenticate(prisma, req.headers.authorization);
-    if (result.kind === 'unauthenticated') {
+    const perIp = limits?.perIp(req) ?? Promise.resolve(null);
+    const result = authenticate(prisma, req.headers.authorization);
+    // Settled below unless the address is refused; then its outcome no longer matters.
+    result.catch(() => {});
+    if (!answerPerIp(await perIp, res)) return;
+    const auth = await result;
+    if (auth.kind === 'unauthenticated') {
       res.set('WWW-Authenticate', 'Bearer realm="Service API"');
       return sendError(res, 401, 'Invalid API key');
     }
-    if (result.kind === 'forbidden') return sendError(res, 403, 'API access is not enabled for this account');
-    res.locals.viewer = result.viewer;
+    if (auth.kind === 'forbidden') return sendError(res, 403, 'API access is not enabled for this account');
+    res.locals.viewer = auth.viewer;
     next();
   };
 }

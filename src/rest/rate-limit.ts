@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../config.js';
 import type { RateLimitStore } from '../db/rate-limit-store.js';
 import type { RateLimitDecision } from '../domain/rate-limit.js';
@@ -10,8 +10,11 @@ import type { ApiKeyViewer } from '../schema/context.js';
 export type RateBucket = 'general' | 'outreach';
 
 export interface RateLimiters {
-  /** Per IP, fixed window, before key validation (general routes). */
-  perIp: RequestHandler;
+  /**
+   * Per IP, fixed window (general and discovery routes). Started before the key is looked at and
+   * answered before the key's verdict: `await limits.perIp(req)` then `answerPerIp(decision, res)`.
+   */
+  perIp: (req: Request) => Promise<RateLimitDecision | null>;
   /** Per account, sliding window, after key validation; sets the X-RateLimit-* headers (general routes). */
   perAccount: RequestHandler;
   /** Per account, fixed window, its own bucket, no X-RateLimit-* headers (contacts/outreach). */
@@ -24,29 +27,27 @@ export interface RateLimiters {
  * will most likely fail to answer anyway.
  */
 export function rateLimiters(store: RateLimitStore, limits: Config['rateLimits'], logger: Logger): RateLimiters {
-  const check = (limit: number, hit: (limit: number, res: Response) => Promise<RateLimitDecision>, respond: (d: RateLimitDecision, res: Response) => boolean): RequestHandler => {
+  const counted = async (hit: () => Promise<RateLimitDecision>): Promise<RateLimitDecision | null> => {
+    try {
+      return await hit();
+    } catch (error) {
+      logger.warn({ err: error }, 'rate limit check failed; request let through');
+      return null;
+    }
+  };
+  const middleware = (limit: number, hit: (res: Response) => Promise<RateLimitDecision>, answer: (d: RateLimitDecision, res: Response) => boolean): RequestHandler => {
     if (limit === 0) return (_req, _res, next) => next();
     return async (_req, res, next) => {
-      let decision: RateLimitDecision;
-      try {
-        decision = await hit(limit, res);
-      } catch (error) {
-        logger.warn({ err: error }, 'rate limit check failed; request let through');
-        return next();
-      }
-      if (respond(decision, res)) next();
+      const decision = await counted(() => hit(res));
+      if (!decision || answer(decision, res)) next();
     };
   };
 
   return {
-    perIp: check(
-      limits.perIp,
-      (limit, res) => store.hitFixedWindow(`ip:${res.req.ip ?? 'unknown'}`, limit),
-      (decision, res) => passOr429(decision, res, 'Too many requests from this IP address'),
-    ),
-    perAccount: check(
+    perIp: (req) => (limits.perIp === 0 ? Promise.resolve(null) : counted(() => store.hitFixedWindow(`ip:${req.ip ?? 'unknown'}`, limits.perIp))),
+    perAccount: middleware(
       limits.perAccount,
-      (limit, res) => store.hitSlidingWindow(`account:${viewerOf(res).accountId}`, limit),
+      (res) => store.hitSlidingWindow(`account:${viewerOf(res).accountId}`, limits.perAccount),
       (decision, res) => {
         res.set({
           'X-RateLimit-Limit': String(decision.limit),
@@ -56,11 +57,23 @@ export function rateLimiters(store: RateLimitStore, limits: Config['rateLimits']
         return passOr429(decision, res, 'Too many requests for this account');
       },
     ),
-    outreach: check(
+    outreach: middleware(
       limits.outreach,
-      (limit, res) => store.hitFixedWindow(`outreach:${viewerOf(res).accountId}`, limit),
+      (res) => store.hitFixedWindow(`outreach:${viewerOf(res).accountId}`, limits.outreach),
       (decision, res) => passOr429(decision, res, 'Too many outreach lookups for this account'),
     ),
+  };
+}
+
+/** True to go on; otherwise the per-IP 429 (Retry-After only) has been sent. */
+export function answerPerIp(decision: RateLimitDecision | null, res: Response): boolean {
+  return !decision || passOr429(decision, res, 'Too many requests from this IP address');
+}
+
+/** A middleware form of the per-IP limit, for routes that need no key. */
+export function perIpMiddleware(limits: RateLimiters): RequestHandler {
+  return async (req, res, next) => {
+    if (answerPerIp(await limits.perIp(req), res)) next();
   };
 }
 
