@@ -109,7 +109,7 @@ builder.queryField('contactOutreach', (t) =>
       const viewer = requireApiKey(ctx);
       const parsed = parseOutreachQuery(args.email, args.profileUrls ?? []);
       if (!parsed.ok) throw serviceError('BAD_REQUEST', parsed.problems.length === 1 ? parsed.problems[0]! : parsed.problems);
-      const { groups, signal } = await withQueryLimit(ctx, 'Pass fewer profileUrl values.', (client) => readOutreach(client, viewer, parsed.query));
+      const { groups, signal } = await withQueryLimit(ctx, 'Pass fewer identities (email and profileUrl values).', (client) => readOutreach(client, viewer, parsed.query));
       return buildOutreach(parsed.query, groups, signal, new Date());
     },
   }),

@@ -38,6 +38,17 @@ describe('the query time limit', () => {
     expect(running).toEqual([]);
   });
 
+  it('cancels /contacts/outreach over 100,000 matching rows and answers the 504 with its hint', async () => {
+    const res = await apiGet(ctx.server.baseUrl, '/contacts/outreach?email=A@b.test', KEYS.acmeRead);
+
+    expect(res.status).toBe(504);
+    expect(res.body).toEqual({
+      statusCode: 504,
+      message: 'Request exceeded the 0.001s query time limit. Pass fewer identities (email and profileUrl values).',
+      error: 'Gateway Timeout',
+    });
+  });
+
   it('leaves light routes alone', async () => {
     const res = await apiGet(ctx.server.baseUrl, '/sources', KEYS.acmeRead);
     expect(res.status).toBe(200);
