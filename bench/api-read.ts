@@ -13,18 +13,12 @@
  * tenth) for pages and /sources, BENCH_METRIC_SAMPLES (default 60) for the metrics.
  */
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import pg from 'pg';
 import { generateHistory, type GenerateHistorySummary } from '../src/admin/generate-history.js';
 import { seedFixture } from '../src/admin/seed.js';
-import { makeApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { createPrisma, type PrismaClient, type PrismaOptions } from '../src/db/prisma.js';
-import { RateLimitStore } from '../src/db/rate-limit-store.js';
-import { createLogger } from '../src/logger.js';
-import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, throwawayDatabase, withClient } from './support.js';
+import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
+import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, startBenchApp, throwawayDatabase, withClient } from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 200));
@@ -120,7 +114,7 @@ async function run(): Promise<number> {
     await sql.query<{ id: number }>('SELECT id FROM connections WHERE account_id = $1 AND api_enabled AND deleted_at IS NULL ORDER BY id', [mainId])
   ).rows.map((r) => r.id);
 
-  const server = await startApp(db.url, encryptionKey);
+  const server = await startBenchApp(db.url, encryptionKey);
   cleanups.push(() => server.close());
   const api = new ApiClient(server.port, KEY);
   cleanups.push(async () => api.close());
@@ -381,7 +375,7 @@ async function printSettings(sql: pg.Client, generated: GenerateHistorySummary, 
  * apart so that the measured instance carries no query logging). */
 async function statementsPerRequest(databaseUrl: string, encryptionKey: Buffer, paths: [string, string][]): Promise<[string, number][]> {
   let count = 0;
-  const server = await startApp(databaseUrl, encryptionKey, { onQuery: () => count++ });
+  const server = await startBenchApp(databaseUrl, encryptionKey, {}, { onQuery: () => count++ });
   const client = new ApiClient(server.port, KEY);
   try {
     const counts: [string, number][] = [];
@@ -396,33 +390,6 @@ async function statementsPerRequest(databaseUrl: string, encryptionKey: Buffer, 
     client.close();
     await server.close();
   }
-}
-
-/** The real app on 127.0.0.1:0, logging nothing. */
-async function startApp(databaseUrl: string, encryptionKey: Buffer, prismaOptions: PrismaOptions = {}): Promise<{ port: number; close(): Promise<void> }> {
-  // The limiters run (their cost is part of every request) with limits this run never reaches.
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl, ENCRYPTION_KEY: encryptionKey.toString('hex'), LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1',
-    RATE_LIMIT_PER_IP: '1000000000', RATE_LIMIT_PER_ACCOUNT: '1000000000',
-  });
-  // As src/main.ts wires them: heavy reads on their own pool, cancelled by PostgreSQL past QUERY_TIMEOUT_MS.
-  const prisma = createPrisma(databaseUrl, prismaOptions);
-  const heavyPrisma = createPrisma(databaseUrl, { ...prismaOptions, statementTimeoutMs: config.queryTimeoutMs, max: 5 });
-  const rateLimits = new RateLimitStore(databaseUrl);
-  const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger: createLogger('silent', process.stderr), encryptionKey });
-  const server: http.Server = await new Promise((resolve, reject) => {
-    const s = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(s)));
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await prisma.$disconnect();
-      await heavyPrisma.$disconnect();
-      await rateLimits.close();
-    },
-  };
 }
 
 /** The main account: 20 connections x 5 sources (bindings, a reply relay); the noisy one: 10 x 10. */
@@ -443,7 +410,7 @@ function benchFixture() {
       platform: platforms[s % platforms.length] as string,
       destinations:
         s === 0
-          ? [{ destination: `${account}-c${c}-warehouse` }, { destination: `${account}-c${c}-replies`, eventTypes: ['EMAIL_REPLY', 'MESSAGE_REPLY'] }]
+          ? [{ destination: `${account}-c${c}-warehouse` }, { destination: `${account}-c${c}-replies`, eventTypes: ['EMAIL_REPLY', 'MESSAGE_REPLY_RECEIVED'] }]
           : [{ destination: s % 2 === 0 ? `${account}-c${c}-replies` : `${account}-c${c}-warehouse` }],
       ...(s === 0 ? { replyRelay: `${account}-c${c}-rep` } : {}),
     })),

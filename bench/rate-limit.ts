@@ -12,17 +12,12 @@
  * Environment: BENCH_SAMPLES (default 5000).
  */
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { seedFixture } from '../src/admin/seed.js';
-import { makeApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { RateLimitStore } from '../src/db/rate-limit-store.js';
-import { createLogger } from '../src/logger.js';
-import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
+import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, runBench, startBenchApp, throwawayDatabase } from './support.js';
 
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 5_000));
 const WARMUP = Math.max(100, Math.round(SAMPLES / 10));
@@ -57,8 +52,8 @@ async function run(): Promise<number> {
   }
 
   // (2) The same app with the limits on and off, alternating.
-  const on = await startApp(db.url, encryptionKey, '1000000000');
-  const off = await startApp(db.url, encryptionKey, '0');
+  const on = await startBenchApp(db.url, encryptionKey);
+  const off = await startBenchApp(db.url, encryptionKey, { RATE_LIMIT_PER_IP: '0', RATE_LIMIT_PER_ACCOUNT: '0', RATE_LIMIT_OUTREACH: '0' });
   const clients = { on: new ApiClient(on.port, KEY), off: new ApiClient(off.port, KEY) };
   cleanups.push(async () => {
     clients.on.close();
@@ -66,12 +61,12 @@ async function run(): Promise<number> {
     await on.close();
     await off.close();
   });
-  const http: Record<'on' | 'off', number[]> = { on: [], off: [] };
+  const times: Record<'on' | 'off', number[]> = { on: [], off: [] };
   for (let i = 0; i < WARMUP + SAMPLES; i += 1) {
     for (const which of i % 2 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
       const start = performance.now();
       await clients[which].get('/api/v1/me');
-      if (i >= WARMUP) http[which].push(performance.now() - start);
+      if (i >= WARMUP) times[which].push(performance.now() - start);
     }
   }
 
@@ -80,36 +75,14 @@ async function run(): Promise<number> {
   out('counter statement                       p50 ms   p95 ms');
   for (const [name, times] of statementTimes) out(`  ${name.padEnd(37)} ${ms(pct(times, 0.5)).padStart(6)}   ${ms(pct(times, 0.95)).padStart(6)}`);
   out('');
-  const [onP50, offP50] = [pct(http.on, 0.5), pct(http.off, 0.5)];
+  const [onP50, offP50] = [pct(times.on, 0.5), pct(times.off, 0.5)];
   out('GET /api/v1/me                          p50 ms   p95 ms');
-  out(`  limits on (per IP + per account)      ${ms(onP50).padStart(6)}   ${ms(pct(http.on, 0.95)).padStart(6)}`);
-  out(`  limits off                            ${ms(offP50).padStart(6)}   ${ms(pct(http.off, 0.95)).padStart(6)}`);
+  out(`  limits on (per IP + per account)      ${ms(onP50).padStart(6)}   ${ms(pct(times.on, 0.95)).padStart(6)}`);
+  out(`  limits off                            ${ms(offP50).padStart(6)}   ${ms(pct(times.off, 0.95)).padStart(6)}`);
   const cost = onP50 - offP50;
   out('');
   out(`limiter cost per general request at the median: ${ms(cost)} ms (target < ${TARGET_MS} ms): ${cost < TARGET_MS ? 'PASS' : 'FAIL'}`);
   return cost < TARGET_MS ? 0 : 1;
-}
-
-async function startApp(databaseUrl: string, encryptionKey: Buffer, limit: string): Promise<{ port: number; close(): Promise<void> }> {
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl, ENCRYPTION_KEY: encryptionKey.toString('hex'), LOG_LEVEL: 'silent',
-    RATE_LIMIT_PER_IP: limit, RATE_LIMIT_PER_ACCOUNT: limit, RATE_LIMIT_OUTREACH: limit,
-  });
-  const prisma = createPrisma(databaseUrl);
-  const heavyPrisma = createPrisma(databaseUrl, { statementTimeoutMs: config.queryTimeoutMs, max: 5 });
-  const rateLimits = new RateLimitStore(databaseUrl);
-  const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger: createLogger('silent', process.stderr), encryptionKey });
-  const server: http.Server = await new Promise((resolve, reject) => {
-    const s = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(s)));
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([prisma.$disconnect(), heavyPrisma.$disconnect(), rateLimits.close()]);
-    },
-  };
 }
 
 function fixture() {

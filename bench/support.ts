@@ -4,11 +4,17 @@
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { makeApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { applyMigrations } from '../src/db/migrations.js';
+import { createPrisma, type PrismaOptions } from '../src/db/prisma.js';
+import { RateLimitStore } from '../src/db/rate-limit-store.js';
+import { createLogger } from '../src/logger.js';
 
 /** Undone in reverse order at the end of the run, after a failure, or on SIGINT/SIGTERM. */
 export const cleanups: (() => Promise<void>)[] = [];
@@ -53,6 +59,40 @@ export async function throwawayDatabase(settings: Record<string, string> = {}): 
   cleanups.push(() => db.stop());
   await applyMigrations(db.url);
   return db;
+}
+
+/** GETs over one keep-alive connection; anything but a 200 is an error. */
+export interface BenchApp {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app on 127.0.0.1:0, wired as src/main.ts wires it (heavy reads on their own pool, cancelled
+ * by PostgreSQL past QUERY_TIMEOUT_MS; the rate limiters on their own pool), logging nothing. The
+ * limiters run (their cost is part of every request) with limits no run reaches, unless `env` says else.
+ */
+export async function startBenchApp(databaseUrl: string, encryptionKey: Buffer, env: Record<string, string> = {}, prismaOptions: PrismaOptions = {}): Promise<BenchApp> {
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl, ENCRYPTION_KEY: encryptionKey.toString('hex'), LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1',
+    RATE_LIMIT_PER_IP: '1000000000', RATE_LIMIT_PER_ACCOUNT: '1000000000', RATE_LIMIT_OUTREACH: '1000000000',
+    ...env,
+  });
+  const prisma = createPrisma(databaseUrl, prismaOptions);
+  const heavyPrisma = createPrisma(databaseUrl, { ...prismaOptions, statementTimeoutMs: config.queryTimeoutMs, max: 5 });
+  const rateLimits = new RateLimitStore(databaseUrl);
+  const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger: createLogger('silent', process.stderr), encryptionKey });
+  const server: http.Server = await new Promise((resolve, reject) => {
+    const s = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(s)));
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([prisma.$disconnect(), heavyPrisma.$disconnect(), rateLimits.close()]);
+    },
+  };
 }
 
 /** GETs over one keep-alive connection; anything but a 200 is an error. */

@@ -316,7 +316,7 @@ const BODY_EVENT_NAMES: Record<string, Record<string, string>> = {
   },
   heyreach: {
     CONNECTION_REQUEST_SENT: 'connection_request_sent', CONNECTION_REQUEST_ACCEPTED: 'connection_request_accepted',
-    MESSAGE_SENT: 'message_sent', MESSAGE_REPLY: 'message_reply_received',
+    MESSAGE_SENT: 'message_sent', MESSAGE_REPLY_RECEIVED: 'message_reply_received',
   },
 };
 
@@ -328,7 +328,7 @@ const EMAIL_EVENTS = sqlArray([
 ]);
 const LINKEDIN_EVENTS = sqlArray([
   ...Array<string>(6).fill('CONNECTION_REQUEST_SENT'), ...Array<string>(3).fill('CONNECTION_REQUEST_ACCEPTED'),
-  ...Array<string>(8).fill('MESSAGE_SENT'), ...Array<string>(3).fill('MESSAGE_REPLY'),
+  ...Array<string>(8).fill('MESSAGE_SENT'), ...Array<string>(3).fill('MESSAGE_REPLY_RECEIVED'),
 ]);
 /** Platforms whose leads are LinkedIn profiles rather than email addresses. */
 const LINKEDIN_PLATFORMS = sqlArray(['heyreach', 'expandi', 'dripify', 'waalaxy', 'linkedhelper']);

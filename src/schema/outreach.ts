@@ -115,9 +115,17 @@ builder.queryField('contactOutreach', (t) =>
   }),
 );
 
-interface OutreachRow {
+/** What {@link outreachStatement} returns: one row. */
+export interface OutreachRow {
   groups: { eventType: string; platform: string; count: number; firstAt: string; lastAt: string }[];
   signal: { name: string; at: string } | null;
+}
+
+async function readOutreach(client: Context['heavy'], viewer: ApiKeyViewer, query: OutreachQuery): Promise<{ groups: OutreachGroup[]; signal: CategorySignal | null }> {
+  const [row] = await client.$queryRaw<OutreachRow[]>(outreachStatement(viewer.accountId, viewer.connectionIds, query.identities));
+  const groups = (row?.groups ?? []).map((g) => ({ ...g, firstAt: new Date(g.firstAt), lastAt: new Date(g.lastAt) }));
+  const signal = row?.signal ? { name: row.signal.name, at: new Date(row.signal.at) } : null;
+  return { groups, signal };
 }
 
 /**
@@ -125,20 +133,20 @@ interface OutreachRow {
  * payload counts once per event type and platform however many logs it reached, timed by its first
  * processing: a replayed or delayed delivery is not a new touch), grouped; and the newest lead
  * category signal. Each table is probed through its (account_id, to_email|contact) index.
+ * Exported for bench/outreach.ts, which times it directly.
  */
-async function readOutreach(client: Context['heavy'], viewer: ApiKeyViewer, query: OutreachQuery): Promise<{ groups: OutreachGroup[]; signal: CategorySignal | null }> {
-  const account = viewer.accountId;
-  const ids = Prisma.sql`${viewer.connectionIds}::int[]`;
-  const identities = Prisma.sql`${query.identities}::text[]`;
-  const [row] = await client.$queryRaw<OutreachRow[]>`
+export function outreachStatement(accountId: number, connectionIds: number[], identities: string[]): Prisma.Sql {
+  const ids = Prisma.sql`${connectionIds}::int[]`;
+  const contacts = Prisma.sql`${identities}::text[]`;
+  return Prisma.sql`
     WITH events AS (
       SELECT s.event_type, s.platform, s.request_id, s.created_at
         FROM syncs s
-       WHERE s.account_id = ${account} AND s.to_email = ANY(${identities}) AND s.connection_id = ANY(${ids})
+       WHERE s.account_id = ${accountId} AND s.to_email = ANY(${contacts}) AND s.connection_id = ANY(${ids})
       UNION ALL
       SELECT d.event_type, src.platform, d.request_id, d.created_at
         FROM deliveries d JOIN sources src ON src.id = d.source_id
-       WHERE d.account_id = ${account} AND d.to_email = ANY(${identities}) AND d.connection_id = ANY(${ids})
+       WHERE d.account_id = ${accountId} AND d.to_email = ANY(${contacts}) AND d.connection_id = ANY(${ids})
     ),
     payloads AS (
       SELECT event_type, platform, request_id, min(created_at) AS at FROM events GROUP BY event_type, platform, request_id
@@ -150,9 +158,6 @@ async function readOutreach(client: Context['heavy'], viewer: ApiKeyViewer, quer
     SELECT (SELECT COALESCE(json_agg(groups), '[]'::json) FROM groups) AS groups,
            (SELECT json_build_object('name', category_name, 'at', created_at)
               FROM lead_category_signals
-             WHERE account_id = ${account} AND contact = ANY(${identities}) AND connection_id = ANY(${ids})
+             WHERE account_id = ${accountId} AND contact = ANY(${contacts}) AND connection_id = ANY(${ids})
              ORDER BY created_at DESC, id DESC LIMIT 1) AS signal`;
-  const groups = (row?.groups ?? []).map((g) => ({ ...g, firstAt: new Date(g.firstAt), lastAt: new Date(g.lastAt) }));
-  const signal = row?.signal ? { name: row.signal.name, at: new Date(row.signal.at) } : null;
-  return { groups, signal };
 }
