@@ -12,7 +12,11 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { applyMigrations } from './db/migrations.js';
 import { createPrisma, type PrismaClient } from './db/prisma.js';
+import { installJobSchema } from './db/job-schema.js';
 import { RateLimitStore } from './db/rate-limit-store.js';
+import { createHttpServer } from './http/server.js';
+import { RequestAcceptor } from './ingress/accept.js';
+import { ingressHandler } from './ingress/handler.js';
 import { createLogger, type Logger } from './logger.js';
 import { ShutdownStack } from './shutdown.js';
 import { startWorker, WORKER_SETTINGS } from './worker.js';
@@ -44,6 +48,8 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   stack.push('database', () => database.release());
   const applied = await applyMigrations(database.url);
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+  // The ingress queues jobs in SQL: API processes need graphile-worker's schema as much as workers do.
+  await installJobSchema(database.url);
 
   const prisma = createPrisma(database.url);
   stack.push('prisma', () => prisma.$disconnect());
@@ -65,8 +71,10 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     stack.push('heavy-read prisma', () => heavyPrisma.$disconnect());
     const rateLimits = new RateLimitStore(database.url, (error) => logger.warn({ err: error }, 'idle rate-limit connection failed'));
     stack.push('rate-limit pool', () => rateLimits.close());
+    const acceptor = new RequestAcceptor(database.url, {}, (error) => logger.warn({ err: error }, 'idle ingress connection failed'));
+    stack.push('ingress pool', () => acceptor.close());
     const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger, encryptionKey: database.encryptionKey });
-    const server = await listen(app, config.port, config.host);
+    const server = await listen(createHttpServer(app, ingressHandler(acceptor, logger)), config.port, config.host);
     stack.push('http', () => closeServer(server));
   }
 
@@ -79,9 +87,13 @@ async function seedDemo(prisma: PrismaClient, database: Database, logger: Logger
   if (seeded) logger.info({ accounts: seeded.accounts, sources: seeded.sources }, 'loaded fixtures/demo.json into the empty database');
 }
 
-function listen(app: ReturnType<typeof makeApp>, port: number, host: string): Promise<Server> {
+function listen(server: Server, port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(server)));
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
   });
 }
 

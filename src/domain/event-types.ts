@@ -27,9 +27,13 @@ export const EVENT_TYPES = {
   EMAIL_OPEN: traits({ channel: 'email', opened: true }),
   EMAIL_LINK_CLICK: traits({ channel: 'email', opened: true }),
   EMAIL_REPLY: traits({ channel: 'email', contact: true, reply: true }),
+  // An automatic answer (out of office, ...): an inbound email on the timeline, but not the contact replying.
+  EMAIL_AUTO_REPLY: traits({ channel: 'email' }),
   EMAIL_BOUNCE: traits({ channel: 'email', bounce: true }),
   LEAD_UNSUBSCRIBED: traits({ channel: 'lead', unsubscribe: true }),
   LEAD_CATEGORY_UPDATED: traits({ channel: 'lead', touch: false }),
+  // The lead reached the end of a campaign's sequence: a status, not a touch.
+  CAMPAIGN_COMPLETED: traits({ channel: 'lead', touch: false }),
   MESSAGE_SENT: traits({ channel: 'social', contact: true }),
   MESSAGE_REPLY_RECEIVED: traits({ channel: 'social', contact: true, reply: true }),
   INMAIL_SENT: traits({ channel: 'social', contact: true }),
@@ -41,6 +45,8 @@ export const EVENT_TYPES = {
   PROFILE_VIEWED: traits({ channel: 'social' }),
   POST_LIKED: traits({ channel: 'social' }),
   CALL_COMPLETED: traits({ channel: 'call', contact: true }),
+  // A platform event no parser maps (a failed send, a lead-state group): kept and counted, never a touch.
+  UNKNOWN: traits({ touch: false }),
 } as const satisfies Record<string, EventTraits>;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -76,7 +76,7 @@ describe('npm start on the embedded PostgreSQL', () => {
     await service.waitFor('curl -s');
     expect(await service.stop('SIGTERM')).toBe(0);
     const steps = [...service.stdout().matchAll(/"step":"([^"]+)","msg":"stopped"/g)].map((m) => m[1]);
-    expect(steps).toEqual(['http', 'rate-limit pool', 'heavy-read prisma', 'worker', 'worker pool', 'prisma', 'database']);
+    expect(steps).toEqual(['http', 'ingress pool', 'rate-limit pool', 'heavy-read prisma', 'worker', 'worker pool', 'prisma', 'database']);
   });
 
   it('Ctrl-C on `npm start` in a terminal (SIGINT to the whole group, relayed again by npm and tsx) stops cleanly', async () => {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { installJobSchema } from '../../src/db/job-schema.js';
 import { applyMigrations } from '../../src/db/migrations.js';
 
 export const TEMPLATE_DATABASE = 'pss_template';
@@ -31,6 +32,7 @@ export default async function setup(project: TestProject) {
       settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '300' },
     });
     await applyMigrations(started.url);
+    await installJobSchema(started.url);
   } catch (error) {
     // Teardown never runs when setup fails: leave nothing behind.
     await started?.stop();

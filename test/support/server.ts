@@ -4,6 +4,9 @@ import { makeApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
 import { RateLimitStore } from '../../src/db/rate-limit-store.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { RequestAcceptor } from '../../src/ingress/accept.js';
+import { ingressHandler } from '../../src/ingress/handler.js';
 import { createLogger } from '../../src/logger.js';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
@@ -32,10 +35,11 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
   });
   const heavyPrisma = createPrisma(db.url, { statementTimeoutMs: config.queryTimeoutMs, max: 4 });
   const rateLimits = new RateLimitStore(db.url);
-  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger: createLogger('silent', process.stderr), encryptionKey: TEST_ENCRYPTION_KEY });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  const logger = createLogger('silent', process.stderr);
+  const acceptor = new RequestAcceptor(db.url);
+  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY });
+  const server: Server = createHttpServer(app, ingressHandler(acceptor, logger));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -47,6 +51,7 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
       });
       await heavyPrisma.$disconnect();
       await rateLimits.close();
+      await acceptor.close();
     },
   };
 }

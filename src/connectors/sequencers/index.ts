@@ -1,0 +1,40 @@
+/**
+ * The sequencer payload parsers by platform. A body that cannot be parsed is an `ok: false` result whose
+ * reason the sync records as its error: nothing here throws, and nothing is dropped.
+ */
+import { describeNonObject, excerpt, isRecord, type ParseResult, type SequencerParser } from './event.js';
+import { parseHeyReach } from './heyreach.js';
+import { parseInstantly } from './instantly.js';
+import { parseLemlist } from './lemlist.js';
+import { parseSmartlead } from './smartlead.js';
+
+export type { InboundEvent, ParseResult, SequencerParser } from './event.js';
+export { parseHeyReach, parseInstantly, parseLemlist, parseSmartlead };
+
+const PARSERS: Readonly<Record<string, SequencerParser>> = {
+  smartlead: parseSmartlead,
+  instantly: parseInstantly,
+  heyreach: parseHeyReach,
+  lemlist: parseLemlist,
+};
+
+/** The parser of a platform (`smartlead`, `instantly`, `heyreach`, `lemlist`), or undefined. */
+export function parserFor(platform: string): SequencerParser | undefined {
+  return Object.hasOwn(PARSERS, platform) ? PARSERS[platform] : undefined;
+}
+
+/** Parses a raw request body posted by `platform`. Never throws. */
+export function parseInbound(platform: string, rawBody: string): ParseResult {
+  const parse = parserFor(platform);
+  if (!parse) return { ok: false, reason: `no parser for platform "${excerpt(String(platform), 40)}"` };
+  if (typeof rawBody !== 'string' || rawBody.trim() === '') return { ok: false, reason: `${platform}: body is empty` };
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch (error) {
+    // The engine's message may quote the body: keep only its first words.
+    return { ok: false, reason: `${platform}: body is not valid JSON (${excerpt(error instanceof Error ? error.message : String(error))})` };
+  }
+  if (!isRecord(body)) return { ok: false, reason: `${platform}: body must be a JSON object, got ${describeNonObject(body)}` };
+  return parse(body);
+}

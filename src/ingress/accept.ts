@@ -1,0 +1,130 @@
+import pg from 'pg';
+import type { IngressTarget } from './path.js';
+
+/** The task every accepted request queues (src/jobs/syncs__run.ts). */
+export const SYNC_TASK = 'syncs__run';
+
+export type Acceptance = { accepted: true; requestId: number } | { accepted: false };
+
+interface Pending {
+  target: IngressTarget;
+  body: string;
+  resolve: (acceptance: Acceptance) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface AcceptorOptions {
+  /** Transactions in flight at once; while they run, new requests gather into the next batch. */
+  concurrency?: number;
+  /** The most requests one transaction takes. */
+  maxBatch?: number;
+}
+
+/**
+ * Commits accepted requests, grouped: every request arriving while a commit is in flight joins the next
+ * one, and each caller is answered after the commit that holds its row. One statement per batch finds
+ * the sources, inserts the request rows and queues one sync job per row (graphile-worker's `add_jobs`
+ * is plain SQL), so a request is either committed with its job or not at all.
+ */
+export class RequestAcceptor {
+  private readonly pool: pg.Pool;
+  private readonly concurrency: number;
+  private readonly maxBatch: number;
+  private pending: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(databaseUrl: string, options: AcceptorOptions = {}, onError: (error: Error) => void = () => {}) {
+    this.concurrency = options.concurrency ?? 2;
+    this.maxBatch = options.maxBatch ?? 500;
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: this.concurrency });
+    // A dropped idle connection must not crash the process; the pool replaces it.
+    this.pool.on('error', onError);
+  }
+
+  /** Resolves once the request is committed (or known to address no source); rejects if the commit failed. */
+  accept(target: IngressTarget, body: string): Promise<Acceptance> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ target, body, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  async close(): Promise<void> {
+    while (this.pending.length > 0 || this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.pool.end();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.concurrency || this.pending.length === 0) return;
+    this.scheduled = true;
+    // One turn of the event loop lets the requests already read join this batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.inFlight >= this.concurrency || this.pending.length === 0) return;
+    const batch = this.pending.splice(0, this.maxBatch);
+    this.inFlight += 1;
+    try {
+      const accepted = await this.commit(batch);
+      batch.forEach((item, i) => {
+        const requestId = accepted.get(i);
+        item.resolve(requestId === undefined ? { accepted: false } : { accepted: true, requestId });
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    } finally {
+      this.inFlight -= 1;
+      this.schedule();
+    }
+  }
+
+  /** Request ids by batch index, for the entries that address a live source. */
+  private async commit(batch: Pending[]): Promise<Map<number, number>> {
+    const codes = batch.map((p) => ('code' in p.target ? p.target.code : null));
+    const legacy1 = batch.map((p) => ('legacy' in p.target ? p.target.legacy[0] : null));
+    const legacy2 = batch.map((p) => ('legacy' in p.target ? p.target.legacy[1] : null));
+    const bodies = batch.map((p) => p.body);
+    const { rows } = await this.pool.query<{ idx: number; id: string }>({
+      name: 'ingress_accept',
+      text: ACCEPT_SQL,
+      values: [codes, legacy1, legacy2, bodies, SYNC_TASK],
+    });
+    return new Map(rows.map((r) => [r.idx - 1, Number(r.id)]));
+  }
+}
+
+// Ids are drawn up front so each row's job can name it; `matched` is materialised once (nextval is
+// volatile). A source whose connection was deleted accepts nothing. The sources' last_event_received_at
+// moves at most once a minute, so hot sources do not serialise batches on one row lock.
+const ACCEPT_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS i(code, legacy1, legacy2, body, idx)
+  ),
+  matched AS MATERIALIZED (
+    SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, i.body
+      FROM input i
+      JOIN sources s ON (i.code IS NOT NULL AND s.ingress_code = i.code)
+                     OR (i.code IS NULL AND s.legacy_id_1 = i.legacy1 AND s.legacy_id_2 = i.legacy2)
+      JOIN connections c ON c.id = s.connection_id AND c.deleted_at IS NULL
+  ),
+  inserted AS (
+    INSERT INTO requests (id, account_id, source_id, connection_id, path, body)
+    SELECT id, account_id, source_id, connection_id, ingress_code, body FROM matched
+    RETURNING id
+  ),
+  jobs AS (
+    SELECT count(*) AS n FROM graphile_worker.add_jobs(ARRAY(
+      SELECT ROW($5::text, json_build_object('requestId', m.id), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+        FROM matched m ORDER BY m.idx))
+  ),
+  touched AS (
+    UPDATE sources SET last_event_received_at = now()
+     WHERE id IN (SELECT source_id FROM matched)
+       AND (last_event_received_at IS NULL OR last_event_received_at < now() - interval '1 minute')
+  )
+  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs, (SELECT count(*) FROM inserted) AS inserted FROM matched m`;
