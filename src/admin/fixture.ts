@@ -287,7 +287,7 @@ function checkReferences(fixture: Fixture): string[] {
   return problems;
 }
 
-/** The credential shapes the connectors need: HubSpot `{accessToken, refreshToken?}`, Salesforce `{instanceUrl, accessToken, refreshToken?}`. */
+/** The credential shapes the connectors need: HubSpot `{accessToken, refreshToken?, clientId?, clientSecret?, expiresAt?}`, Salesforce `{instanceUrl, accessToken, refreshToken?, clientId?, clientSecret?}`. */
 function checkCredentials(crm: string, credentials: Record<string, unknown> | undefined, at: string): string[] {
   const shape = CREDENTIALS[crm];
   if (!shape || credentials === undefined) return [];
@@ -296,11 +296,11 @@ function checkCredentials(crm: string, credentials: Record<string, unknown> | un
 }
 
 const secret = z.string({ error: 'is required (a string)' }).min(1, { error: 'must not be empty' });
+// What the connectors read (src/connectors/crm): the OAuth app's id and secret are needed to refresh.
+const oauthApp = { refreshToken: secret.optional(), clientId: secret.optional(), clientSecret: secret.optional() };
 const CREDENTIALS: Record<string, z.ZodType> = {
-  HUBSPOT: z.object({ accessToken: secret, refreshToken: secret.optional() }).strict(),
-  SALESFORCE: z
-    .object({ instanceUrl: z.url({ protocol: /^https?$/, error: 'must be the org instance URL' }), accessToken: secret, refreshToken: secret.optional() })
-    .strict(),
+  HUBSPOT: z.object({ accessToken: secret, ...oauthApp, expiresAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).optional() }).strict(),
+  SALESFORCE: z.object({ instanceUrl: z.url({ protocol: /^https?$/, error: 'must be the org instance URL' }), accessToken: secret, ...oauthApp }).strict(),
 };
 
 /** `['accounts', 0, 'connections', 1, 'crm']` → `accounts[0].connections[1].crm`. */

@@ -1,7 +1,11 @@
 import type { TaskList } from 'graphile-worker';
+import { syncsRun, type SyncJobDeps } from './syncs__run.js';
 
-/**
- * Every graphile-worker task, one file each, named `<table>__<action>`. None yet: the foundation runs
- * the worker (schema, polling, shutdown) so later work only adds entries here.
- */
-export const taskList: TaskList = {};
+export type JobDeps = SyncJobDeps;
+
+/** Every graphile-worker task, one file each, named `<table>__<action>`. */
+export function createTaskList(deps: JobDeps): TaskList {
+  return {
+    syncs__run: syncsRun(deps),
+  };
+}

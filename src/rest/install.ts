@@ -42,7 +42,7 @@ export function installRest(app: Express, deps: RestDeps): void {
   const outreachGuard = requireKey(deps.shared.prisma, null);
   for (const route of ROUTES) {
     const guards = route.bucket === 'outreach' ? [outreachGuard, limits.outreach] : [generalGuard, limits.perAccount];
-    router.get(route.path, ...guards, handle(route, env, deps));
+    router[route.method ?? 'get'](route.path, ...guards, handle(route, env, deps));
   }
   app.use(API_PREFIX, router);
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline Sync Service API v1' }));
@@ -73,6 +73,9 @@ function requireKey(prisma: PrismaClient, limits: RateLimiters | null): RequestH
 
 function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
   return async (req, res) => {
+    const viewer = res.locals.viewer as ApiKeyViewer;
+    // Mutations check the write scope before anything is parsed or looked up (so also for unknown ids).
+    if (route.method === 'post' && !viewer.scopes.includes('write')) return sendError(res, 403, 'API key requires the "write" scope');
     let variables: Record<string, unknown>;
     try {
       variables = route.variables(req, env);
@@ -80,7 +83,7 @@ function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
       if (error instanceof RestError) return sendError(res, error.status, error.message);
       throw error;
     }
-    const context: Context = { ...deps.shared, viewer: res.locals.viewer as ApiKeyViewer };
+    const context: Context = { ...deps.shared, viewer };
     const result = await runOperation(route.operation, variables, context);
     if (result.ok) {
       res.status(200).json(route.shape(result.data, env));

@@ -18,6 +18,8 @@ export interface Route {
   shape: (data: any, env: RouteEnv) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any -- as above
   /** The rate limits it is under; `general` unless said. */
   bucket?: RateBucket;
+  /** GET unless said; a POST is a mutation and needs the write scope, checked before anything else. */
+  method?: 'get' | 'post';
 }
 
 /** Types one entry against its operation, then erases it into the table. */
@@ -27,8 +29,9 @@ function route<T, V extends Record<string, unknown>>(
   variables: (req: Request, env: RouteEnv) => V,
   shape: (data: T, env: RouteEnv) => unknown,
   bucket: RateBucket = 'general',
+  method: 'get' | 'post' = 'get',
 ): Route {
-  return { path, operation, variables, shape: shape as Route['shape'], bucket };
+  return { path, operation, variables, shape: shape as Route['shape'], bucket, method };
 }
 
 const none = () => ({});
@@ -38,7 +41,7 @@ const destinationNotFound = (id: string) => `Destination ${id} not found`;
 const sourceNotFound = (id: string) => `Source ${id} not found`;
 
 /**
- * GET /api/v1/<path>, in match order (fixed paths before `:id` siblings). Every route needs an API key;
+ * /api/v1/<path>, in match order (fixed paths before `:id` siblings). Every route needs an API key;
  * the discovery and health routes are installed elsewhere.
  */
 export const ROUTES: Route[] = [
@@ -130,6 +133,14 @@ export const ROUTES: Route[] = [
     ops.SyncMetricsDocument,
     (req) => ({ ...windowParams(req.query), sourceId: optionalId(req.query, 'sourceId', sourceNotFound), connectionId: optionalId(req.query, 'connectionId') }),
     (d) => d.syncMetrics,
+  ),
+  route(
+    '/syncs/:id/retry',
+    ops.RetrySyncDocument,
+    (req) => ({ id: String(pathId(req.params.id as string, (id) => `Sync ${id} not found`, 15)) }),
+    (d) => d.retrySync,
+    'general',
+    'post',
   ),
   route('/syncs/:id', ops.SyncDocument, (req) => ({ id: String(pathId(req.params.id as string, (id) => `Sync ${id} not found`, 15)) }), (d) => d.sync),
   route(

@@ -28,6 +28,7 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.queryType({ description: 'Support staff read access to every account.' });
+builder.mutationType({ description: 'Changes made through REST API v1 (write scope).' });
 
 /** The builder's resolved schema types, for helpers that take object refs. */
 export type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;

@@ -15,6 +15,7 @@ import './sync.js';
 import './delivery.js';
 import './account-metrics.js';
 import './outreach.js';
+import './sync-retry.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });

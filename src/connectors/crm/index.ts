@@ -1,0 +1,73 @@
+import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
+import { hubspotConnector, hubspotCredentials } from './hubspot.js';
+import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce.js';
+import { CrmError, type CrmConnector } from './types.js';
+
+export { CrmError } from './types.js';
+export type { CrmConnector, CrmErrorKind, CrmEvent, CrmOutcome, CrmRun, CrmState, CrmWarning, SourceOptions } from './types.js';
+
+/** What the connectors take from the service configuration (src/config.ts), plus test knobs. */
+export interface CrmConfig {
+  hubspotBaseUrl: string;
+  salesforceLoginUrl: string;
+  outboundAllowPrivate: boolean;
+  /** The outbound client; by default one shared per process and `outboundAllowPrivate` value. */
+  http?: HttpClient;
+  /** Attempts per request and backoff for 429/5xx inside one write. */
+  retry?: Partial<RetryPolicy>;
+  /** Waiting between retries one write may spend before handing the wait to the job layer. */
+  retryBudgetMs?: number;
+  /** Per-request deadline. */
+  timeoutMs?: number;
+  salesforceApiVersion?: string;
+  now?: () => number;
+}
+
+/** CRM kinds with a connector (Connection.crm, uppercase). */
+export const SUPPORTED_CRMS = ['HUBSPOT', 'SALESFORCE'] as const;
+
+const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 500, maxDelayMs: 8_000 };
+const DEFAULT_RETRY_BUDGET_MS = 25_000;
+const DEFAULT_TIMEOUT_MS = 20_000;
+
+const sharedClients = new Map<boolean, HttpClient>();
+
+/**
+ * The connector for a connection's CRM, or `undefined` for a CRM kind without one.
+ * `credentials` are the decrypted connection credentials; they stay inside the connector.
+ * @throws CrmError('auth') when the credentials do not have the CRM's shape (no value is echoed).
+ */
+export function crmConnector(crm: string, credentials: unknown, config: CrmConfig): CrmConnector | undefined {
+  const kind = crm.toUpperCase();
+  if (kind !== 'HUBSPOT' && kind !== 'SALESFORCE') return undefined;
+  let http = config.http ?? sharedClients.get(config.outboundAllowPrivate);
+  if (!http) {
+    http = createHttpClient({ allowPrivate: config.outboundAllowPrivate, userAgent: 'pipeline-sync-service' });
+    sharedClients.set(config.outboundAllowPrivate, http);
+  }
+  const deps = {
+    http,
+    retry: { ...DEFAULT_RETRY, ...config.retry },
+    retryBudgetMs: config.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS,
+    timeoutMs: config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    now: config.now ?? Date.now,
+  };
+  if (kind === 'HUBSPOT') {
+    const parsed = hubspotCredentials.safeParse(credentials);
+    if (!parsed.success) throw badCredentials('HubSpot', parsed.error.issues);
+    return hubspotConnector(parsed.data, config.hubspotBaseUrl.replace(/\/+$/, ''), deps);
+  }
+  const parsed = salesforceCredentials.safeParse(credentials);
+  if (!parsed.success) throw badCredentials('Salesforce', parsed.error.issues);
+  return salesforceConnector(
+    parsed.data,
+    { loginUrl: config.salesforceLoginUrl.replace(/\/+$/, ''), apiVersion: config.salesforceApiVersion ?? DEFAULT_SALESFORCE_API_VERSION },
+    deps,
+  );
+}
+
+/** Names the bad fields only: issue messages could quote a value. */
+function badCredentials(crm: string, issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey> }>): CrmError {
+  const fields = [...new Set(issues.map((i) => i.path.map(String).join('.') || '(root)'))].join(', ');
+  return new CrmError('auth', `${crm} credentials are incomplete or malformed (${fields}): reconnect the CRM`);
+}

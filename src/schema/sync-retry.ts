@@ -1,0 +1,50 @@
+import { SUPPORTED_CRMS } from '../connectors/crm/index.js';
+import { SYNC_TASK } from '../ingress/accept.js';
+import { builder } from './builder.js';
+import { requireApiKey, serviceError } from './errors.js';
+
+const RetryRef = builder.objectRef<{ queued: true; syncId: bigint }>('SyncRetry').implement({
+  description: 'A queued retry of a failed sync.',
+  fields: (t) => ({
+    queued: t.exposeBoolean('queued', { description: 'Always true: the retry is queued; the sync keeps its status until it runs.' }),
+    syncId: t.expose('syncId', { type: 'BigInt', description: 'The id of the retried sync (the original one).' }),
+  }),
+});
+
+const NOT_ELIGIBLE = 'Sync is not eligible for retry';
+
+builder.mutationField('retrySync', (t) =>
+  t.field({
+    type: RetryRef,
+    description:
+      'Queues a retry of a sync whose status is `error`, on a HubSpot or Salesforce connection. Write scope, checked before anything is ' +
+      'looked up. The retry resumes from the CRM steps the sync already completed, so it never writes an activity twice.',
+    args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
+    resolve: async (_root, args, ctx) => {
+      const viewer = requireApiKey(ctx);
+      if (!viewer.scopes.includes('write')) throw serviceError('FORBIDDEN', 'API key requires the "write" scope');
+      // One statement: the visibility check, the eligibility checks, and the job (under a key, so
+      // repeated calls queue one retry). The sync keeps its status until the retry runs.
+      const [row] = await ctx.prisma.$queryRaw<{ visible: boolean; eligible: boolean; queued: boolean }[]>`
+        WITH target AS (
+          SELECT s.id, s.request_id, s.status, c.crm, c.deleted_at, r.id AS request
+            FROM syncs s
+            JOIN connections c ON c.id = s.connection_id
+            LEFT JOIN requests r ON r.id = s.request_id
+           WHERE s.id = ${args.id} AND s.account_id = ${viewer.accountId} AND s.connection_id = ANY(${viewer.connectionIds}::int[])
+        ),
+        eligible AS (
+          SELECT * FROM target
+           WHERE status = 'error' AND upper(crm) = ANY(${[...SUPPORTED_CRMS]}::text[]) AND deleted_at IS NULL AND request IS NOT NULL
+        ),
+        queued AS (
+          SELECT graphile_worker.add_job(${SYNC_TASK}, json_build_object('requestId', request_id, 'retry', true), job_key => 'sync-retry:' || id) AS job
+            FROM eligible
+        )
+        SELECT EXISTS (SELECT 1 FROM target) AS visible, EXISTS (SELECT 1 FROM eligible) AS eligible, EXISTS (SELECT 1 FROM queued) AS queued`;
+      if (!row?.visible) throw serviceError('NOT_FOUND', `Sync ${args.id} not found`);
+      if (!row.eligible || !row.queued) throw serviceError('CONFLICT', NOT_ELIGIBLE);
+      return { queued: true as const, syncId: args.id };
+    },
+  }),
+);

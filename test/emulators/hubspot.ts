@@ -1,0 +1,475 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A HubSpot API emulator: a real HTTP server on 127.0.0.1 speaking the subset of CRM v3/v4 and OAuth
+ * v1 that src/connectors/crm/hubspot.ts uses, validating what it receives (bearer token, property
+ * names and values, association type ids) and answering HubSpot's error format when it is wrong.
+ * Stores are in memory and public for tests to inspect; faults can be injected.
+ */
+
+export interface HsObject {
+  id: string;
+  properties: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  archived: false;
+}
+
+export interface HsAssociation {
+  fromType: string;
+  fromId: string;
+  toType: string;
+  toId: string;
+  category: string;
+  typeId: number;
+}
+
+export interface HsOwner {
+  id: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  userId: number;
+}
+
+export interface Fault {
+  status: number;
+  /** Seconds (or an HTTP date) for a `Retry-After` header. */
+  retryAfter?: number | string;
+  /** Only requests whose path (without query) contains this string or matches this pattern. */
+  path?: string | RegExp;
+  /** Overrides the vendor-format body. */
+  body?: unknown;
+}
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  status: number;
+  at: number;
+}
+
+export interface HubspotEmulatorOptions {
+  accessToken?: string;
+  refreshToken?: string;
+  clientId?: string;
+  clientSecret?: string;
+  /** Each refresh returns a new refresh token and voids the old one. HubSpot does not by default. */
+  rotateRefreshTokens?: boolean;
+  owners?: HsOwner[];
+}
+
+type ObjectType = 'contacts' | 'companies' | 'emails' | 'notes' | 'tasks';
+
+const ENUMS: Record<string, readonly string[]> = {
+  hs_email_direction: ['EMAIL', 'INCOMING_EMAIL', 'FORWARDED_EMAIL'],
+  hs_email_status: ['BOUNCED', 'FAILED', 'SCHEDULED', 'SENDING', 'SENT'],
+  hs_task_status: ['NOT_STARTED', 'COMPLETED', 'IN_PROGRESS', 'WAITING', 'DEFERRED'],
+  hs_task_priority: ['NONE', 'LOW', 'MEDIUM', 'HIGH'],
+  hs_task_type: ['EMAIL', 'CALL', 'TODO'],
+};
+
+const PROPERTIES: Record<ObjectType, readonly string[]> = {
+  contacts: ['email', 'firstname', 'lastname', 'company', 'website', 'jobtitle', 'phone', 'lifecyclestage', 'hs_linkedin_url', 'twitterhandle', 'hubspot_owner_id'],
+  companies: ['domain', 'name', 'website', 'industry', 'hubspot_owner_id'],
+  emails: ['hs_timestamp', 'hs_email_direction', 'hs_email_status', 'hs_email_subject', 'hs_email_text', 'hs_email_html', 'hs_email_headers', 'hubspot_owner_id'],
+  notes: ['hs_timestamp', 'hs_note_body', 'hubspot_owner_id'],
+  tasks: ['hs_timestamp', 'hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_task_type', 'hubspot_owner_id'],
+};
+
+const REQUIRED_ON_CREATE: Record<ObjectType, readonly string[]> = {
+  contacts: [],
+  companies: [],
+  emails: ['hs_timestamp'],
+  notes: ['hs_timestamp'],
+  tasks: ['hs_timestamp'],
+};
+
+/** HUBSPOT_DEFINED association type ids, from → to. */
+const ASSOCIATION_TYPES: Record<string, readonly number[]> = {
+  'emails→contacts': [198],
+  'notes→contacts': [202],
+  'tasks→contacts': [204],
+  'contacts→companies': [1, 279],
+};
+
+export class HubspotEmulator {
+  url = '';
+  readonly contacts = new Map<string, HsObject>();
+  readonly companies = new Map<string, HsObject>();
+  readonly emails = new Map<string, HsObject>();
+  readonly notes = new Map<string, HsObject>();
+  readonly tasks = new Map<string, HsObject>();
+  readonly associations: HsAssociation[] = [];
+  readonly owners: HsOwner[];
+  readonly tokenRefreshes: Array<{ at: number; rotated: boolean }> = [];
+  readonly requests: LoggedRequest[] = [];
+  readonly clientId: string;
+  readonly clientSecret: string;
+  accessTokens = new Set<string>();
+  expiredTokens = new Set<string>();
+  refreshTokens = new Set<string>();
+  rotateRefreshTokens: boolean;
+
+  private readonly server: http.Server;
+  private readonly faults: Array<Fault & { remaining: number }> = [];
+  private delay: { ms: number; path?: string | RegExp } = { ms: 0 };
+  private nextId = 1000;
+
+  constructor(options: HubspotEmulatorOptions = {}) {
+    this.accessTokens.add(options.accessToken ?? 'hs-access-initial');
+    this.refreshTokens.add(options.refreshToken ?? 'hs-refresh-initial');
+    this.clientId = options.clientId ?? 'hs-client-id';
+    this.clientSecret = options.clientSecret ?? 'hs-client-secret';
+    this.rotateRefreshTokens = options.rotateRefreshTokens ?? false;
+    this.owners = options.owners ?? [{ id: '501', email: 'rep@seller.test', firstName: 'Rita', lastName: 'Rep', userId: 9001 }];
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** The next `n` matching requests answer `fault.status` (with Retry-After when given), in HubSpot's format. */
+  failNext(n: number, fault: Fault): void {
+    this.faults.push({ ...fault, remaining: n });
+  }
+
+  /** Delays every answer (or those whose path matches) by `ms`; 0 turns it off. The request is still
+   * carried out after the delay, as a server that answers too late does. */
+  slow(ms: number, path?: string | RegExp): void {
+    this.delay = path === undefined ? { ms } : { ms, path };
+  }
+
+  /** Every current access token now answers 401 EXPIRED_AUTHENTICATION until a refresh issues a new one. */
+  expireAccessTokens(): void {
+    for (const token of this.accessTokens) this.expiredTokens.add(token);
+    this.accessTokens.clear();
+  }
+
+  /** Engagements (emails, notes or tasks) associated with a contact. */
+  engagementsOf(contactId: string, type: 'emails' | 'notes' | 'tasks'): HsObject[] {
+    return this.associations
+      .filter((a) => a.fromType === type && a.toType === 'contacts' && a.toId === contactId)
+      .map((a) => this.store(type).get(a.fromId))
+      .filter((o): o is HsObject => o !== undefined);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private store(type: ObjectType): Map<string, HsObject> {
+    return { contacts: this.contacts, companies: this.companies, emails: this.emails, notes: this.notes, tasks: this.tasks }[type];
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const body = await readBody(req);
+    if (this.delay.ms > 0 && pathMatches(this.delay.path, url.pathname)) await new Promise((resolve) => setTimeout(resolve, this.delay.ms));
+    const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
+      this.requests.push({ method: req.method ?? '', path: url.pathname, status, at: Date.now() });
+      if (res.destroyed) return;
+      res.writeHead(status, { 'content-type': 'application/json;charset=utf-8', ...headers });
+      res.end(payload === undefined ? '' : JSON.stringify(payload));
+    };
+    try {
+      const fault = this.takeFault(url.pathname);
+      if (fault) return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+      if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);
+      const auth = this.authenticate(req);
+      if (auth) return answer(401, auth);
+      if (req.method !== 'GET' && req.method !== 'DELETE' && !/^application\/json/.test(req.headers['content-type'] ?? '')) {
+        return answer(415, error('VALIDATION_ERROR', 'Content-Type must be application/json'));
+      }
+      const json = body.length > 0 ? parseJson(body) : undefined;
+      if (json === INVALID) return answer(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
+      const [status, payload] = this.route(req.method ?? 'GET', url, json);
+      answer(status, payload);
+    } catch (e) {
+      answer(500, error('INTERNAL_ERROR', e instanceof Error ? e.message : 'internal error'));
+    }
+  }
+
+  private takeFault(path: string): Fault | undefined {
+    const index = this.faults.findIndex((f) => pathMatches(f.path, path));
+    const fault = this.faults[index];
+    if (!fault) return undefined;
+    fault.remaining -= 1;
+    if (fault.remaining <= 0) this.faults.splice(index, 1);
+    return fault;
+  }
+
+  private authenticate(req: http.IncomingMessage): unknown {
+    const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    if (!match?.[1]) return error('INVALID_AUTHENTICATION', 'Authentication credentials not found. This API supports OAuth 2.0 authentication.');
+    if (this.accessTokens.has(match[1])) return undefined;
+    if (this.expiredTokens.has(match[1])) return error('EXPIRED_AUTHENTICATION', 'The OAuth token used to make this call expired 1 minute(s) ago.');
+    return error('INVALID_AUTHENTICATION', 'Authentication credentials not found. This API supports OAuth 2.0 authentication.');
+  }
+
+  private token(req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
+    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) {
+      return answer(400, { status: 'BAD_REQUEST', message: 'the token endpoint takes a form-encoded body', correlationId: randomUUID() });
+    }
+    const form = new URLSearchParams(body);
+    if (form.get('grant_type') !== 'refresh_token') return answer(400, { status: 'BAD_GRANT_TYPE', message: 'grant_type must be refresh_token', correlationId: randomUUID() });
+    if (form.get('client_id') !== this.clientId) return answer(400, { status: 'BAD_CLIENT_ID', message: 'missing or unknown client id', correlationId: randomUUID() });
+    if (form.get('client_secret') !== this.clientSecret) return answer(400, { status: 'BAD_CLIENT_SECRET', message: 'missing or invalid client secret', correlationId: randomUUID() });
+    const refreshToken = form.get('refresh_token') ?? '';
+    if (!this.refreshTokens.has(refreshToken)) return answer(400, { status: 'BAD_REFRESH_TOKEN', message: 'missing or unknown refresh token', correlationId: randomUUID() });
+    const accessToken = `hs-access-${randomBytes(8).toString('hex')}`;
+    this.accessTokens.add(accessToken);
+    let next = refreshToken;
+    if (this.rotateRefreshTokens) {
+      this.refreshTokens.delete(refreshToken);
+      next = `hs-refresh-${randomBytes(8).toString('hex')}`;
+      this.refreshTokens.add(next);
+    }
+    this.tokenRefreshes.push({ at: Date.now(), rotated: this.rotateRefreshTokens });
+    answer(200, { token_type: 'bearer', access_token: accessToken, refresh_token: next, expires_in: 1800 });
+  }
+
+  private route(method: string, url: URL, json: unknown): [number, unknown] {
+    const path = url.pathname;
+    let m: RegExpExecArray | null;
+    if (method === 'POST' && path === '/crm/v3/objects/contacts/batch/upsert') return this.upsertContacts(json);
+    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path))) return this.search(m[1] as ObjectType, json);
+    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)$/.exec(path))) return this.create(m[1] as ObjectType, json);
+    if (method === 'GET' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/([^/]+)$/.exec(path))) {
+      const object = this.store(m[1] as ObjectType).get(decodeURIComponent(m[2] as string));
+      if (!object) return [404, error('OBJECT_NOT_FOUND', 'resource not found')];
+      const wanted = (url.searchParams.get('properties') ?? '').split(',').filter((p) => p !== '');
+      return [200, view(object, wanted)];
+    }
+    if (method === 'PATCH' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/([^/]+)$/.exec(path))) return this.update(m[1] as ObjectType, decodeURIComponent(m[2] as string), json);
+    if (method === 'GET' && path === '/crm/v4/associations/contacts/companies/labels') {
+      return [200, { results: [{ category: 'HUBSPOT_DEFINED', typeId: 1, label: 'Primary' }, { category: 'HUBSPOT_DEFINED', typeId: 279, label: null }] }];
+    }
+    if (method === 'PUT' && (m = /^\/crm\/v4\/objects\/contacts\/([^/]+)\/associations\/companies\/([^/]+)$/.exec(path))) {
+      return this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), json);
+    }
+    if (method === 'GET' && path === '/crm/v3/owners' ) {
+      const email = url.searchParams.get('email')?.toLowerCase();
+      const results = this.owners.filter((o) => email === undefined || o.email.toLowerCase() === email).map((o) => ({ ...o, archived: false }));
+      return [200, { results }];
+    }
+    return [404, error('OBJECT_NOT_FOUND', `No route for ${method} ${path}`)];
+  }
+
+  private upsertContacts(json: unknown): [number, unknown] {
+    const inputs = asRecord(json).inputs;
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 100) return [400, error('VALIDATION_ERROR', 'inputs must be an array of 1 to 100 items')];
+    const results: unknown[] = [];
+    for (const raw of inputs) {
+      const input = asRecord(raw);
+      if (input.idProperty !== 'email') return [400, error('VALIDATION_ERROR', `idProperty ${String(input.idProperty)} is not a unique property of contacts`)];
+      if (typeof input.id !== 'string' || !isEmail(input.id)) return [400, error('VALIDATION_ERROR', `Email address ${String(input.id)} is invalid`, 'INVALID_EMAIL')];
+      const problem = this.checkProperties('contacts', input.properties, false);
+      if (problem) return [400, problem];
+      const email = input.id.toLowerCase();
+      const properties = stringify(asRecord(input.properties));
+      let contact = [...this.contacts.values()].find((c) => c.properties.email === email);
+      const created = contact === undefined;
+      if (!contact) contact = this.insert('contacts', { ...properties, email });
+      else Object.assign(contact.properties, properties, { email }, { lastmodifieddate: new Date().toISOString() });
+      results.push({ ...view(contact, Object.keys(properties)), new: created });
+    }
+    const now = new Date().toISOString();
+    return [200, { status: 'COMPLETE', results, startedAt: now, completedAt: now }];
+  }
+
+  private create(type: ObjectType, json: unknown): [number, unknown] {
+    const body = asRecord(json);
+    const problem = this.checkProperties(type, body.properties, true);
+    if (problem) return [400, problem];
+    const properties = stringify(asRecord(body.properties));
+    if (type === 'contacts' && properties.email) {
+      const existing = [...this.contacts.values()].find((c) => c.properties.email === properties.email?.toLowerCase());
+      if (existing) return [409, error('CONFLICT', `Contact already exists. Existing ID: ${existing.id}`)];
+    }
+    const associations = body.associations ?? [];
+    if (!Array.isArray(associations)) return [400, error('VALIDATION_ERROR', 'associations must be an array')];
+    const pending: HsAssociation[] = [];
+    for (const raw of associations) {
+      const a = asRecord(raw);
+      const toId = asRecord(a.to).id;
+      const types = a.types;
+      if (typeof toId !== 'string' || !Array.isArray(types) || types.length === 0) return [400, error('VALIDATION_ERROR', 'each association needs to.id and types')];
+      for (const t of types.map(asRecord)) {
+        const typeId = t.associationTypeId;
+        // An engagement's inline associations here go to contacts only.
+        const allowed = ASSOCIATION_TYPES[`${type}→contacts`] ?? [];
+        if (t.associationCategory !== 'HUBSPOT_DEFINED' || typeof typeId !== 'number' || !allowed.includes(typeId)) {
+          return [400, error('VALIDATION_ERROR', `association type id ${String(typeId)} (${String(t.associationCategory)}) does not exist between ${type} and contacts`, 'INVALID_ASSOCIATION_TYPE')];
+        }
+        if (!this.contacts.has(toId)) return [400, error('VALIDATION_ERROR', `contacts ${toId} does not exist`, 'INVALID_OBJECT_ID')];
+        pending.push({ fromType: type, fromId: '', toType: 'contacts', toId, category: 'HUBSPOT_DEFINED', typeId });
+      }
+    }
+    const object = this.insert(type, properties);
+    for (const a of pending) this.associations.push({ ...a, fromId: object.id });
+    return [201, view(object, Object.keys(properties))];
+  }
+
+  private update(type: ObjectType, id: string, json: unknown): [number, unknown] {
+    const object = this.store(type).get(id);
+    if (!object) return [404, error('OBJECT_NOT_FOUND', 'resource not found')];
+    const properties = asRecord(json).properties;
+    const problem = this.checkProperties(type, properties, false);
+    if (problem) return [400, problem];
+    Object.assign(object.properties, stringify(asRecord(properties)));
+    object.updatedAt = new Date().toISOString();
+    return [200, view(object, Object.keys(asRecord(properties)))];
+  }
+
+  private search(type: ObjectType, json: unknown): [number, unknown] {
+    const body = asRecord(json);
+    const groups = body.filterGroups ?? [];
+    if (!Array.isArray(groups) || groups.length > 5) return [400, error('VALIDATION_ERROR', 'filterGroups must be an array of at most 5 groups')];
+    const tests: Array<Array<(o: HsObject) => boolean>> = [];
+    for (const g of groups.map(asRecord)) {
+      const filters = g.filters;
+      if (!Array.isArray(filters) || filters.length === 0 || filters.length > 6) return [400, error('VALIDATION_ERROR', 'each filter group needs 1 to 6 filters')];
+      const group: Array<(o: HsObject) => boolean> = [];
+      for (const f of filters.map(asRecord)) {
+        const { propertyName, operator, value } = f;
+        if (operator !== 'EQ') return [400, error('VALIDATION_ERROR', `operator ${String(operator)} is not supported by this emulator`)];
+        if (typeof propertyName !== 'string' || (value === undefined || value === null)) return [400, error('VALIDATION_ERROR', 'a filter needs propertyName and value')];
+        const wanted = String(value);
+        const association = /^associations\.(contact|company)$/.exec(propertyName);
+        if (association) {
+          const toType = association[1] === 'contact' ? 'contacts' : 'companies';
+          group.push((o) => this.associations.some((a) => a.fromType === type && a.fromId === o.id && a.toType === toType && a.toId === wanted));
+        } else if (PROPERTIES[type].includes(propertyName) || propertyName === 'hs_object_id') {
+          // HubSpot compares string properties case-insensitively.
+          group.push((o) => (propertyName === 'hs_object_id' ? o.id : (o.properties[propertyName] ?? '')).toLowerCase() === wanted.toLowerCase());
+        } else {
+          return [400, error('VALIDATION_ERROR', `There was a problem with the request. Property "${propertyName}" does not exist`)];
+        }
+      }
+      tests.push(group);
+    }
+    const limit = typeof body.limit === 'number' ? body.limit : 10;
+    const wanted = Array.isArray(body.properties) ? body.properties.filter((p): p is string => typeof p === 'string') : [];
+    const matches = [...this.store(type).values()].filter((o) => tests.length === 0 || tests.some((group) => group.every((t) => t(o))));
+    return [200, { total: matches.length, results: matches.slice(0, limit).map((o) => view(o, wanted)) }];
+  }
+
+  private associateCompany(contactId: string, companyId: string, json: unknown): [number, unknown] {
+    if (!this.contacts.has(contactId)) return [404, error('OBJECT_NOT_FOUND', `contacts ${contactId} not found`)];
+    if (!this.companies.has(companyId)) return [404, error('OBJECT_NOT_FOUND', `companies ${companyId} not found`)];
+    if (!Array.isArray(json) || json.length === 0) return [400, error('VALIDATION_ERROR', 'the body must be an array of association types')];
+    for (const t of json.map(asRecord)) {
+      const typeId = t.associationTypeId;
+      if (t.associationCategory !== 'HUBSPOT_DEFINED' || typeof typeId !== 'number' || !(ASSOCIATION_TYPES['contacts→companies'] ?? []).includes(typeId)) {
+        return [400, error('VALIDATION_ERROR', `association type id ${String(typeId)} does not exist between contacts and companies`, 'INVALID_ASSOCIATION_TYPE')];
+      }
+      const exists = this.associations.some((a) => a.fromType === 'contacts' && a.fromId === contactId && a.toId === companyId && a.typeId === typeId);
+      if (!exists) this.associations.push({ fromType: 'contacts', fromId: contactId, toType: 'companies', toId: companyId, category: 'HUBSPOT_DEFINED', typeId });
+    }
+    return [200, { fromObjectTypeId: '0-1', fromObjectId: Number(contactId), toObjectTypeId: '0-2', toObjectId: Number(companyId), labels: [] }];
+  }
+
+  private checkProperties(type: ObjectType, raw: unknown, creating: boolean): unknown {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return error('VALIDATION_ERROR', 'properties must be an object');
+    const properties = raw as Record<string, unknown>;
+    const problems: Array<{ isValid: false; message: string; error: string; name: string }> = [];
+    for (const [name, value] of Object.entries(properties)) {
+      if (!PROPERTIES[type].includes(name)) {
+        problems.push({ isValid: false, message: `Property "${name}" does not exist`, error: 'PROPERTY_DOESNT_EXIST', name });
+        continue;
+      }
+      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+        problems.push({ isValid: false, message: `${String(value)} is not a valid value for ${name}`, error: 'INVALID_VALUE', name });
+        continue;
+      }
+      const text = String(value);
+      const allowed = ENUMS[name];
+      if (allowed && !allowed.includes(text)) problems.push({ isValid: false, message: `${text} was not one of the allowed options: ${allowed.join(', ')}`, error: 'INVALID_OPTION', name });
+      if (name === 'email' && !isEmail(text)) problems.push({ isValid: false, message: `Email address ${text} is invalid`, error: 'INVALID_EMAIL', name });
+      if (name === 'hs_timestamp' && !/^\d{10,13}$/.test(text) && Number.isNaN(Date.parse(text))) problems.push({ isValid: false, message: `${text} is not a valid timestamp`, error: 'INVALID_DATE', name });
+      if (name === 'hs_note_body' && text.length > 65_536) problems.push({ isValid: false, message: 'hs_note_body is longer than 65536 characters', error: 'INVALID_LENGTH', name });
+      if (name === 'hubspot_owner_id' && !this.owners.some((o) => o.id === text)) problems.push({ isValid: false, message: `${text} is not a valid owner id`, error: 'INVALID_OWNER_ID', name });
+    }
+    if (creating) {
+      for (const name of REQUIRED_ON_CREATE[type]) if (properties[name] === undefined) problems.push({ isValid: false, message: `${name} is required`, error: 'REQUIRED_FIELD', name });
+    }
+    if (problems.length === 0) return undefined;
+    return { ...error('VALIDATION_ERROR', `Property values were not valid: ${JSON.stringify(problems)}`), errors: problems.map((p) => ({ message: p.message, code: p.error, context: { propertyName: [p.name] } })) };
+  }
+
+  private insert(type: ObjectType, properties: Record<string, string>): HsObject {
+    const now = new Date().toISOString();
+    const id = String((this.nextId += 1));
+    const object: HsObject = { id, properties: { ...properties, hs_object_id: id, createdate: now }, createdAt: now, updatedAt: now, archived: false };
+    this.store(type).set(id, object);
+    return object;
+  }
+}
+
+export async function startHubspotEmulator(options: HubspotEmulatorOptions = {}): Promise<HubspotEmulator> {
+  return new HubspotEmulator(options).start();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const INVALID = Symbol('invalid');
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return INVALID;
+  }
+}
+
+function pathMatches(filter: string | RegExp | undefined, path: string): boolean {
+  return filter === undefined || (typeof filter === 'string' ? path.includes(filter) : filter.test(path));
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function error(category: string, message: string, subCategory?: string): Record<string, unknown> {
+  return { status: 'error', message, correlationId: randomUUID(), category, ...(subCategory ? { subCategory } : {}) };
+}
+
+function faultBody(status: number): unknown {
+  if (status === 401) return error('EXPIRED_AUTHENTICATION', 'The OAuth token used to make this call expired 1 minute(s) ago.');
+  if (status === 403) return error('MISSING_SCOPES', 'This app has not been granted all required scopes to make this call.');
+  if (status === 429) return { status: 'error', message: 'You have reached your ten_secondly_rolling limit.', errorType: 'RATE_LIMIT', correlationId: randomUUID(), policyName: 'TEN_SECONDLY_ROLLING' };
+  if (status >= 500) return error('INTERNAL_ERROR', 'internal error');
+  return error('VALIDATION_ERROR', 'injected failure');
+}
+
+function view(object: HsObject, wanted: string[]): Record<string, unknown> {
+  const properties: Record<string, string | null> = { hs_object_id: object.id, createdate: object.createdAt, lastmodifieddate: object.updatedAt };
+  for (const name of wanted) properties[name] = object.properties[name] ?? null;
+  return { id: object.id, properties, createdAt: object.createdAt, updatedAt: object.updatedAt, archived: false };
+}
+
+function stringify(properties: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, k === 'email' ? String(v).toLowerCase() : String(v)]));
+}
+
+function isEmail(value: string): boolean {
+  return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}

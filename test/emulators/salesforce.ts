@@ -1,0 +1,532 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A Salesforce emulator: real HTTP servers on 127.0.0.1 for the login host (OAuth token endpoint) and
+ * the org's instance (REST `/services/data/vXX.X`: SOQL query, sObject create and update), speaking
+ * the subset src/connectors/crm/salesforce.ts uses. It validates the bearer session, field names,
+ * required fields, picklists, lengths, references and SOQL syntax (an unescaped quote is a
+ * MALFORMED_QUERY), answering Salesforce's `[{message, errorCode, fields}]` format. Both listeners
+ * serve the same handler and store; the request log says which one a request reached.
+ */
+
+export type SfRecord = Record<string, unknown> & { Id: string; CreatedDate: string };
+
+export interface Fault {
+  status: number;
+  retryAfter?: number | string;
+  /** Only requests whose path contains this string or matches this pattern. */
+  path?: string | RegExp;
+  body?: unknown;
+}
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  query?: string;
+  status: number;
+  via: 'login' | 'instance';
+  at: number;
+}
+
+export interface SalesforceEmulatorOptions {
+  accessToken?: string;
+  refreshToken?: string;
+  clientId?: string;
+  clientSecret?: string;
+  /** Each refresh returns a new refresh token and voids the old one. */
+  rotateRefreshTokens?: boolean;
+  users?: Array<{ Id: string; Email: string; IsActive: boolean; Name?: string }>;
+}
+
+type SObject = 'Contact' | 'Lead' | 'Task' | 'User';
+
+const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean }>> = {
+  Contact: {
+    Id: { createable: false }, CreatedDate: { createable: false }, OwnerId: { createable: true }, FirstName: { max: 40, createable: true },
+    LastName: { max: 80, createable: true }, Email: { max: 80, createable: true }, Title: { max: 128, createable: true },
+    Phone: { max: 40, createable: true }, Description: { max: 32_000, createable: true }, AccountId: { createable: true },
+  },
+  Lead: {
+    Id: { createable: false }, CreatedDate: { createable: false }, OwnerId: { createable: true }, FirstName: { max: 40, createable: true },
+    LastName: { max: 80, createable: true }, Email: { max: 80, createable: true }, Company: { max: 255, createable: true },
+    Website: { max: 255, createable: true }, Title: { max: 128, createable: true }, Phone: { max: 40, createable: true },
+    LeadSource: { max: 255, createable: true }, Description: { max: 32_000, createable: true }, IsConverted: { createable: false },
+  },
+  Task: {
+    Id: { createable: false }, CreatedDate: { createable: false }, OwnerId: { createable: true }, WhoId: { createable: true },
+    WhatId: { createable: true }, Subject: { max: 255, createable: true }, ActivityDate: { createable: true },
+    Status: { createable: true }, Priority: { createable: true }, Description: { max: 32_000, createable: true },
+    TaskSubtype: { createable: true },
+  },
+  User: { Id: { createable: false }, CreatedDate: { createable: false }, Email: { createable: false }, IsActive: { createable: false }, Name: { createable: false } },
+};
+
+const REQUIRED: Record<SObject, string[]> = { Contact: ['LastName'], Lead: ['LastName', 'Company'], Task: [], User: [] };
+const PICKLISTS: Record<string, string[]> = {
+  'Task.Status': ['Not Started', 'In Progress', 'Completed', 'Waiting on someone else', 'Deferred'],
+  'Task.Priority': ['High', 'Normal', 'Low'],
+  'Task.TaskSubtype': ['Task', 'Email', 'ListEmail', 'Cadence', 'Call', 'LinkedIn'],
+};
+const PREFIX: Record<SObject, string> = { Contact: '003', Lead: '00Q', Task: '00T', User: '005' };
+const API_USER = '005000000000001AAA';
+
+export class SalesforceEmulator {
+  loginUrl = '';
+  instanceUrl = '';
+  /** What the token endpoint answers as `instance_url`; defaults to {@link instanceUrl}. */
+  refreshInstanceUrl: string | undefined;
+  readonly contacts = new Map<string, SfRecord>();
+  readonly leads = new Map<string, SfRecord>();
+  readonly tasks = new Map<string, SfRecord>();
+  readonly users = new Map<string, SfRecord>();
+  readonly tokenRefreshes: Array<{ at: number; rotated: boolean; via: 'login' | 'instance' }> = [];
+  readonly requests: LoggedRequest[] = [];
+  readonly clientId: string;
+  readonly clientSecret: string;
+  accessTokens = new Set<string>();
+  refreshTokens = new Set<string>();
+  rotateRefreshTokens: boolean;
+
+  private readonly login: http.Server;
+  private readonly instance: http.Server;
+  private readonly faults: Array<Fault & { remaining: number }> = [];
+  private delay: { ms: number; path?: string | RegExp } = { ms: 0 };
+  private counter = 1;
+
+  constructor(options: SalesforceEmulatorOptions = {}) {
+    this.accessTokens.add(options.accessToken ?? 'sf-access-initial');
+    this.refreshTokens.add(options.refreshToken ?? 'sf-refresh-initial');
+    this.clientId = options.clientId ?? 'sf-consumer-key';
+    this.clientSecret = options.clientSecret ?? 'sf-consumer-secret';
+    this.rotateRefreshTokens = options.rotateRefreshTokens ?? false;
+    const users = options.users ?? [
+      { Id: API_USER, Email: 'integration@seller.test', IsActive: true, Name: 'Integration User' },
+      { Id: '005000000000002AAA', Email: 'rep@seller.test', IsActive: true, Name: 'Rita Rep' },
+      { Id: '005000000000003AAA', Email: 'gone@seller.test', IsActive: false, Name: 'Gone Rep' },
+    ];
+    for (const u of users) this.users.set(u.Id, { ...u, CreatedDate: new Date().toISOString() });
+    this.login = http.createServer((req, res) => void this.handle('login', req, res));
+    this.instance = http.createServer((req, res) => void this.handle('instance', req, res));
+  }
+
+  async start(): Promise<this> {
+    const listen = (server: http.Server) =>
+      new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+    this.loginUrl = await listen(this.login);
+    this.instanceUrl = await listen(this.instance);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const server of [this.login, this.instance]) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  failNext(n: number, fault: Fault): void {
+    this.faults.push({ ...fault, remaining: n });
+  }
+
+  /** Delays every answer (or those whose path matches) by `ms`; 0 turns it off. The request is still
+   * carried out after the delay, as a server that answers too late does. */
+  slow(ms: number, path?: string | RegExp): void {
+    this.delay = path === undefined ? { ms } : { ms, path };
+  }
+
+  /** Every session is now invalid (401 INVALID_SESSION_ID) until a refresh issues a new one. */
+  expireAccessTokens(): void {
+    this.accessTokens.clear();
+  }
+
+  tasksOf(whoId: string): SfRecord[] {
+    return [...this.tasks.values()].filter((t) => t.WhoId === whoId);
+  }
+
+  /** Adds a record directly (test setup), as if the org already had it. */
+  seed(type: 'Contact' | 'Lead', fields: Record<string, unknown>): SfRecord {
+    return this.insert(type, { OwnerId: API_USER, ...(type === 'Lead' ? { IsConverted: false } : {}), ...fields });
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private table(type: SObject): Map<string, SfRecord> {
+    return { Contact: this.contacts, Lead: this.leads, Task: this.tasks, User: this.users }[type];
+  }
+
+  private async handle(via: 'login' | 'instance', req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const body = await readBody(req);
+    if (this.delay.ms > 0 && pathMatches(this.delay.path, url.pathname)) await new Promise((resolve) => setTimeout(resolve, this.delay.ms));
+    const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
+      this.requests.push({ method: req.method ?? '', path: url.pathname, ...(url.searchParams.has('q') ? { query: url.searchParams.get('q') ?? '' } : {}), status, via, at: Date.now() });
+      if (res.destroyed) return;
+      res.writeHead(status, payload === undefined ? headers : { 'content-type': 'application/json;charset=UTF-8', ...headers });
+      res.end(payload === undefined ? '' : JSON.stringify(payload));
+    };
+    try {
+      const fault = this.takeFault(url.pathname);
+      if (fault) return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+      if (req.method === 'POST' && url.pathname === '/services/oauth2/token') return this.token(via, req, body, answer);
+      const api = /^\/services\/data\/(v\d{2,3}\.\d)(\/.*)$/.exec(url.pathname);
+      if (!api) return answer(404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]);
+      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (!token || !this.accessTokens.has(token)) return answer(401, [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }]);
+      const [status, payload] = this.route(req, api[2] as string, url, body);
+      answer(status, payload);
+    } catch (e) {
+      answer(500, [{ errorCode: 'UNKNOWN_EXCEPTION', message: e instanceof Error ? e.message : 'An unexpected error occurred.' }]);
+    }
+  }
+
+  private takeFault(path: string): Fault | undefined {
+    const index = this.faults.findIndex((f) => pathMatches(f.path, path));
+    const fault = this.faults[index];
+    if (!fault) return undefined;
+    fault.remaining -= 1;
+    if (fault.remaining <= 0) this.faults.splice(index, 1);
+    return fault;
+  }
+
+  private token(via: 'login' | 'instance', req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
+    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) return answer(400, { error: 'invalid_request', error_description: 'must use application/x-www-form-urlencoded' });
+    const form = new URLSearchParams(body);
+    if (form.get('grant_type') !== 'refresh_token') return answer(400, { error: 'unsupported_grant_type', error_description: 'grant type not supported' });
+    if (form.get('client_id') !== this.clientId) return answer(400, { error: 'invalid_client_id', error_description: 'client identifier invalid' });
+    if (form.has('client_secret') && form.get('client_secret') !== this.clientSecret) return answer(400, { error: 'invalid_client', error_description: 'invalid client credentials' });
+    const refreshToken = form.get('refresh_token') ?? '';
+    if (!this.refreshTokens.has(refreshToken)) return answer(400, { error: 'invalid_grant', error_description: 'expired access/refresh token' });
+    const accessToken = `00D000000000001!${randomBytes(12).toString('hex')}`;
+    this.accessTokens.add(accessToken);
+    const issuedAt = String(Date.now());
+    const out: Record<string, string> = {
+      access_token: accessToken,
+      instance_url: this.refreshInstanceUrl ?? this.instanceUrl,
+      id: `${this.loginUrl}/id/00D000000000001AAA/${API_USER}`,
+      token_type: 'Bearer',
+      issued_at: issuedAt,
+      signature: randomBytes(16).toString('base64'),
+      scope: 'api refresh_token',
+    };
+    if (this.rotateRefreshTokens) {
+      this.refreshTokens.delete(refreshToken);
+      out.refresh_token = `5Aep861-${randomBytes(12).toString('hex')}`;
+      this.refreshTokens.add(out.refresh_token);
+    }
+    this.tokenRefreshes.push({ at: Date.now(), rotated: this.rotateRefreshTokens, via });
+    answer(200, out);
+  }
+
+  private route(req: http.IncomingMessage, path: string, url: URL, body: string): [number, unknown] {
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && path === '/query') return this.query(url.searchParams.get('q'));
+    let m: RegExpExecArray | null;
+    if ((m = /^\/sobjects\/(\w+)(?:\/([^/]+))?$/.exec(path))) {
+      const type = m[1] as string;
+      if (!isSObject(type) || type === 'User') return [404, [{ errorCode: 'NOT_FOUND', message: `The requested resource does not exist: sObject type '${type}' is not supported` }]];
+      const id = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
+      if (method === 'GET' && id !== undefined) {
+        const record = this.table(type).get(id);
+        return record ? [200, { attributes: attributes(type, id), ...record }] : [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
+      }
+      if ((method === 'POST' && id === undefined) || (method === 'PATCH' && id !== undefined)) {
+        if (!/^application\/json/.test(req.headers['content-type'] ?? '')) return [415, [{ errorCode: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' }]];
+        let fields: unknown;
+        try {
+          fields = JSON.parse(body);
+        } catch {
+          return [400, [{ errorCode: 'JSON_PARSER_ERROR', message: 'Unexpected character in the JSON body' }]];
+        }
+        if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return [400, [{ errorCode: 'JSON_PARSER_ERROR', message: 'Expected a JSON object' }]];
+        return id === undefined ? this.create(type, fields as Record<string, unknown>) : this.update(type, id, fields as Record<string, unknown>);
+      }
+    }
+    return [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
+  }
+
+  private create(type: Exclude<SObject, 'User'>, fields: Record<string, unknown>): [number, unknown] {
+    const problem = this.validate(type, fields, true);
+    if (problem) return [400, [problem]];
+    const record = this.insert(type, { OwnerId: API_USER, ...(type === 'Lead' ? { IsConverted: false } : {}), ...fields });
+    return [201, { id: record.Id, success: true, errors: [] }];
+  }
+
+  private update(type: Exclude<SObject, 'User'>, id: string, fields: Record<string, unknown>): [number, unknown] {
+    const record = this.table(type).get(id);
+    if (!record) return [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
+    const problem = this.validate(type, fields, false);
+    if (problem) return [400, [problem]];
+    Object.assign(record, fields);
+    return [204, undefined];
+  }
+
+  private validate(type: SObject, fields: Record<string, unknown>, creating: boolean): Record<string, unknown> | undefined {
+    for (const [name, value] of Object.entries(fields)) {
+      const spec = FIELDS[type][name];
+      if (!spec) return { message: `No such column '${name}' on sobject of type ${type}`, errorCode: 'INVALID_FIELD', fields: [] };
+      if (!spec.createable) return { message: `Unable to create/update fields: ${name}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`, errorCode: 'INVALID_FIELD_FOR_INSERT_UPDATE', fields: [name] };
+      if (value !== null && typeof value !== 'string') return { message: `${name}: value not of required type: ${JSON.stringify(value)}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: [name] };
+      const text = value ?? '';
+      if (spec.max !== undefined && text.length > spec.max) return { message: `${name}: data value too large: ${text.slice(0, 20)}... (max length=${spec.max})`, errorCode: 'STRING_TOO_LONG', fields: [name] };
+      const picklist = PICKLISTS[`${type}.${name}`];
+      if (picklist && !picklist.includes(text)) return { message: `${name}: bad value for restricted picklist field: ${text}`, errorCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', fields: [name] };
+      if (name === 'Email' && text !== '' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text)) return { message: `Email: invalid email address: ${text}`, errorCode: 'INVALID_EMAIL_ADDRESS', fields: ['Email'] };
+      if (name === 'ActivityDate' && !/^\d{4}-\d{2}-\d{2}$/.test(text)) return { message: `ActivityDate: value not of required type: ${text}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: ['ActivityDate'] };
+      if (name === 'WhoId' && !(this.contacts.has(text) || this.leads.has(text))) return { message: 'Contact/Lead ID: id value of incorrect type: ' + text, errorCode: 'FIELD_INTEGRITY_EXCEPTION', fields: ['WhoId'] };
+      if (name === 'OwnerId' && this.users.get(text)?.IsActive !== true) return { message: 'Owner ID: owner cannot be inactive', errorCode: 'INVALID_CROSS_REFERENCE_KEY', fields: ['OwnerId'] };
+    }
+    if (creating) {
+      const missing = REQUIRED[type].filter((name) => typeof fields[name] !== 'string' || (fields[name] as string).trim() === '');
+      if (missing.length > 0) return { message: `Required fields are missing: [${missing.join(', ')}]`, errorCode: 'REQUIRED_FIELD_MISSING', fields: missing };
+    }
+    return undefined;
+  }
+
+  private insert(type: SObject, fields: Record<string, unknown>): SfRecord {
+    const id = `${PREFIX[type]}${String((this.counter += 1)).padStart(12, '0')}AAA`;
+    const record: SfRecord = { ...fields, Id: id, CreatedDate: new Date().toISOString() };
+    this.table(type).set(id, record);
+    return record;
+  }
+
+  private query(soql: string | null): [number, unknown] {
+    if (!soql) return [400, [{ errorCode: 'MALFORMED_QUERY', message: 'q: a query is required' }]];
+    let parsed: ParsedQuery;
+    try {
+      parsed = parseSoql(soql);
+    } catch (e) {
+      return [400, [{ errorCode: 'MALFORMED_QUERY', message: e instanceof Error ? e.message : 'malformed query' }]];
+    }
+    if (!isSObject(parsed.from)) return [400, [{ errorCode: 'INVALID_TYPE', message: `sObject type '${parsed.from}' is not supported.` }]];
+    const type = parsed.from;
+    const known = (field: string) => FIELDS[type][field] !== undefined;
+    for (const field of [...parsed.select, ...parsed.where.map((c) => c.field), ...(parsed.orderBy ? [parsed.orderBy.field] : [])]) {
+      if (!known(field)) return [400, [{ errorCode: 'INVALID_FIELD', message: `No such column '${field}' on entity '${type}'.` }]];
+    }
+    let rows = [...this.table(type).values()].filter((r) => parsed.where.every((c) => matches(r[c.field], c)));
+    if (parsed.orderBy) {
+      const { field, descending } = parsed.orderBy;
+      rows = rows.sort((a, b) => String(a[field] ?? '').localeCompare(String(b[field] ?? '')) * (descending ? -1 : 1));
+    }
+    if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
+    const records = rows.map((r) => ({ attributes: attributes(type, r.Id), ...Object.fromEntries(parsed.select.map((f) => [f, r[f] ?? null])) }));
+    return [200, { totalSize: records.length, done: true, records }];
+  }
+}
+
+export async function startSalesforceEmulator(options: SalesforceEmulatorOptions = {}): Promise<SalesforceEmulator> {
+  return new SalesforceEmulator(options).start();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small SOQL subset: SELECT f, ... FROM T [WHERE c AND c ...] [ORDER BY f [ASC|DESC]] [LIMIT n],
+// where c is `field op value` (op: = != < <= > >= IN) and value a quoted string, true/false/null,
+// a number, a datetime literal, or a parenthesised list of strings.
+
+type Literal = string | number | boolean | null | { datetime: number };
+interface Condition {
+  field: string;
+  op: '=' | '!=' | '<' | '<=' | '>' | '>=' | 'IN';
+  value: Literal | Literal[];
+}
+interface ParsedQuery {
+  select: string[];
+  from: string;
+  where: Condition[];
+  orderBy?: { field: string; descending: boolean };
+  limit?: number;
+}
+
+type Token = { kind: 'word'; text: string } | { kind: 'string'; text: string } | { kind: 'symbol'; text: string };
+
+function tokenize(soql: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < soql.length) {
+    const ch = soql[i] as string;
+    if (/\s/.test(ch)) {
+      i += 1;
+    } else if (ch === "'") {
+      let text = '';
+      i += 1;
+      for (;;) {
+        if (i >= soql.length) throw new Error('unexpected end of query: unterminated string literal');
+        const c = soql[i] as string;
+        if (c === '\\') {
+          const next = soql[i + 1];
+          const escapes: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '"': '"', "'": "'", '\\': '\\' };
+          if (next === undefined || escapes[next] === undefined) throw new Error(`Invalid string literal: bad escape \\${next ?? ''}`);
+          text += escapes[next];
+          i += 2;
+        } else if (c === "'") {
+          i += 1;
+          break;
+        } else {
+          text += c;
+          i += 1;
+        }
+      }
+      tokens.push({ kind: 'string', text });
+    } else if ('(),'.includes(ch)) {
+      tokens.push({ kind: 'symbol', text: ch });
+      i += 1;
+    } else if ('=<>!'.includes(ch)) {
+      const two = soql.slice(i, i + 2);
+      const op = ['<=', '>=', '!='].includes(two) ? two : ch;
+      tokens.push({ kind: 'symbol', text: op });
+      i += op.length;
+    } else {
+      const m = /^[A-Za-z0-9_.:+-]+/.exec(soql.slice(i));
+      if (!m) throw new Error(`unexpected token at ${i}: ${ch}`);
+      tokens.push({ kind: 'word', text: m[0] });
+      i += m[0].length;
+    }
+  }
+  return tokens;
+}
+
+function parseSoql(soql: string): ParsedQuery {
+  const tokens = tokenize(soql);
+  let i = 0;
+  const peek = () => tokens[i];
+  const word = (expected?: string): string => {
+    const t = tokens[i];
+    if (!t || t.kind !== 'word' || (expected !== undefined && t.text.toUpperCase() !== expected)) {
+      throw new Error(`unexpected token: ${t ? t.text : 'end of query'}${expected ? ` (expecting ${expected})` : ''}`);
+    }
+    i += 1;
+    return t.text;
+  };
+  const isWord = (text: string) => peek()?.kind === 'word' && peek()?.text.toUpperCase() === text;
+  const symbol = (text: string) => {
+    const t = tokens[i];
+    if (!t || t.kind !== 'symbol' || t.text !== text) throw new Error(`unexpected token: ${t ? t.text : 'end of query'} (expecting '${text}')`);
+    i += 1;
+  };
+  const literal = (): Literal => {
+    const t = tokens[i];
+    if (!t) throw new Error('unexpected end of query: expecting a value');
+    i += 1;
+    if (t.kind === 'string') return t.text;
+    if (t.kind !== 'word') throw new Error(`unexpected token: ${t.text}`);
+    const lower = t.text.toLowerCase();
+    if (lower === 'true' || lower === 'false') return lower === 'true';
+    if (lower === 'null') return null;
+    if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(t.text)) return { datetime: Date.parse(t.text) };
+    if (/^-?\d+(\.\d+)?$/.test(t.text)) return Number(t.text);
+    throw new Error(`unexpected token: ${t.text} (a string value must be quoted)`);
+  };
+
+  word('SELECT');
+  const select = [word()];
+  while (peek()?.kind === 'symbol' && peek()?.text === ',') {
+    symbol(',');
+    select.push(word());
+  }
+  word('FROM');
+  const from = word();
+  const where: Condition[] = [];
+  if (isWord('WHERE')) {
+    word('WHERE');
+    for (;;) {
+      const field = word();
+      let op: Condition['op'];
+      let value: Literal | Literal[];
+      if (isWord('IN')) {
+        word('IN');
+        op = 'IN';
+        symbol('(');
+        const list = [literal()];
+        while (peek()?.kind === 'symbol' && peek()?.text === ',') {
+          symbol(',');
+          list.push(literal());
+        }
+        symbol(')');
+        value = list;
+      } else {
+        const t = tokens[i];
+        if (!t || t.kind !== 'symbol' || !['=', '!=', '<', '<=', '>', '>='].includes(t.text)) throw new Error(`unexpected token: ${t ? t.text : 'end of query'} (expecting an operator)`);
+        i += 1;
+        op = t.text as Condition['op'];
+        value = literal();
+      }
+      where.push({ field, op, value });
+      if (!isWord('AND')) break;
+      word('AND');
+    }
+  }
+  let orderBy: ParsedQuery['orderBy'];
+  if (isWord('ORDER')) {
+    word('ORDER');
+    word('BY');
+    const field = word();
+    let descending = false;
+    if (isWord('ASC')) word('ASC');
+    else if (isWord('DESC')) {
+      word('DESC');
+      descending = true;
+    }
+    orderBy = { field, descending };
+  }
+  let limit: number | undefined;
+  if (isWord('LIMIT')) {
+    word('LIMIT');
+    limit = Number(word());
+    if (!Number.isInteger(limit) || limit < 0) throw new Error('LIMIT must be a non-negative integer');
+  }
+  if (i !== tokens.length) throw new Error(`unexpected token: ${tokens[i]?.text ?? ''}`);
+  return { select, from, where, ...(orderBy ? { orderBy } : {}), ...(limit !== undefined ? { limit } : {}) };
+}
+
+function matches(actual: unknown, condition: Condition): boolean {
+  const equal = (value: Literal): boolean => {
+    if (value === null) return actual === null || actual === undefined;
+    if (typeof value === 'string') return typeof actual === 'string' && actual.toLowerCase() === value.toLowerCase();
+    if (typeof value === 'object') return typeof actual === 'string' && Date.parse(actual) === value.datetime;
+    return actual === value;
+  };
+  const compare = (value: Literal): number => {
+    const a = typeof actual === 'string' && typeof value === 'object' && value !== null ? Date.parse(actual) : (actual as number);
+    const b = typeof value === 'object' && value !== null ? value.datetime : (value as number);
+    return a < b ? -1 : a > b ? 1 : 0;
+  };
+  const { op, value } = condition;
+  if (op === 'IN') return Array.isArray(value) && value.some(equal);
+  if (Array.isArray(value)) return false;
+  if (op === '=') return equal(value);
+  if (op === '!=') return !equal(value);
+  const c = compare(value);
+  return op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0;
+}
+
+function isSObject(type: string): type is SObject {
+  return type === 'Contact' || type === 'Lead' || type === 'Task' || type === 'User';
+}
+
+function attributes(type: string, id: string): { type: string; url: string } {
+  return { type, url: `/services/data/v62.0/sobjects/${type}/${id}` };
+}
+
+function faultBody(status: number): unknown {
+  if (status === 401) return [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }];
+  if (status === 403) return [{ message: 'TotalRequests Limit exceeded.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }];
+  if (status === 429) return [{ message: 'Too many requests, retry later.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }];
+  if (status === 503) return [{ message: 'Server unavailable', errorCode: 'SERVER_UNAVAILABLE' }];
+  if (status >= 500) return [{ message: 'An unexpected error occurred. Please include this ErrorId if you contact support: 1234567-890 (-1234567)', errorCode: 'UNKNOWN_EXCEPTION' }];
+  return [{ message: 'injected failure', errorCode: 'INVALID_FIELD', fields: [] }];
+}
+
+function pathMatches(filter: string | RegExp | undefined, path: string): boolean {
+  return filter === undefined || (typeof filter === 'string' ? path.includes(filter) : filter.test(path));
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * /health/ready with WORKER_MONITORING=true: `destinations_activities` follows the worker (a live
+ * connection is its heartbeat) and the sync queue (a ready job waiting over 5 minutes is an outage).
+ */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
+import { apiFetch } from '../support/openapi.js';
+import { useTestServer } from '../support/server.js';
+import { startTestWorker } from '../support/worker.js';
+
+const ctx = useTestServer({ WORKER_MONITORING: 'true' });
+
+const ready = () => apiFetch<{ status: string; checks: Record<string, string> }>(`${ctx.server.baseUrl}/health/ready`);
+
+describe('worker monitoring', () => {
+  it('reports an outage of CRM activity while no worker runs, without failing readiness', async () => {
+    const res = await ready();
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'partial_outage', checks: { sources: 'operational', destinations_activities: 'outage' } });
+  });
+
+  it('is operational while a worker runs, and not after it stopped', async () => {
+    const worker = await startTestWorker(ctx.db.url);
+    try {
+      expect((await ready()).body).toMatchObject({ status: 'operational', checks: { sources: 'operational', destinations_activities: 'operational' } });
+    } finally {
+      await worker.stop();
+    }
+    expect((await ready()).body.checks.destinations_activities).toBe('outage');
+  });
+
+  it('reports an outage when a sync job has waited over 5 minutes, even with a worker connected', async () => {
+    // A connected worker that does not keep up: its connection, and a job it has not taken for 10 minutes.
+    const stuck = new pg.Client({ connectionString: ctx.db.url, application_name: WORKER_APPLICATION_NAME });
+    await stuck.connect();
+    try {
+      expect((await ready()).body.checks.destinations_activities).toBe('operational');
+      await ctx.db.query(`SELECT graphile_worker.add_job('syncs__run', '{"requestId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`);
+      expect((await ready()).body.checks.destinations_activities).toBe('outage');
+      await ctx.db.query(`SELECT graphile_worker.remove_job('health-lag-test')`);
+      expect((await ready()).body.checks.destinations_activities).toBe('operational');
+    } finally {
+      await stuck.end();
+    }
+  });
+});

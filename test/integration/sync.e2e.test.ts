@@ -1,0 +1,195 @@
+/**
+ * From a sequencer's POST to a record in the CRM: every sample payload of every platform goes in at the
+ * ingress and comes out as CRM writes on the emulators (real HTTP) and a sync row visible through
+ * GET /api/v1/syncs, with the real worker in between.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sealSecret } from '../../src/domain/secrets.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
+import { TEST_ENCRYPTION_KEY } from '../support/database.js';
+import { apiFetch } from '../support/openapi.js';
+import { apiGet, around, KEYS, seedDemo } from '../support/rest.js';
+import { useTestServer } from '../support/server.js';
+import { eventually, startTestWorker } from '../support/worker.js';
+
+const ctx = useTestServer();
+const PAYLOADS = new URL('../fixtures/sequencer-payloads/', import.meta.url);
+const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
+
+let hubspot: HubspotEmulator;
+let salesforce: SalesforceEmulator;
+let worker: { stop(): Promise<void> };
+let hubspotConnection: number;
+let salesforceConnection: number;
+/** An ingress code per platform on the HubSpot connection, and one per platform on Salesforce. */
+const codes: Record<string, { hubspot: string; salesforce: string }> = {};
+
+beforeAll(async () => {
+  const ids = await seedDemo(ctx.db.prisma);
+  hubspotConnection = ids.connections['acme-hubspot']!;
+  salesforceConnection = ids.connections['acme-salesforce']!;
+  hubspot = await startHubspotEmulator({ accessToken: 'e2e-hubspot-token' });
+  salesforce = await startSalesforceEmulator({ accessToken: 'e2e-sf-token' });
+  const seal = (credentials: unknown) => sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials));
+  await ctx.db.prisma.connection.update({ where: { id: hubspotConnection }, data: { credentialsEncrypted: seal({ accessToken: 'e2e-hubspot-token' }) } });
+  await ctx.db.prisma.connection.update({ where: { id: salesforceConnection }, data: { credentialsEncrypted: seal({ instanceUrl: salesforce.instanceUrl, accessToken: 'e2e-sf-token' }) } });
+  for (const platform of PLATFORMS) {
+    codes[platform] = { hubspot: `e2eHubspot${platform}01`, salesforce: `e2eSalesforce${platform}01` };
+    await ctx.db.prisma.source.create({ data: { connectionId: hubspotConnection, platform, ingressCode: codes[platform].hubspot } });
+    await ctx.db.prisma.source.create({ data: { connectionId: salesforceConnection, platform, ingressCode: codes[platform].salesforce } });
+  }
+  worker = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url, salesforceLoginUrl: salesforce.loginUrl });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await hubspot?.close();
+  await salesforce?.close();
+});
+
+async function ingest(code: string, body: string): Promise<number> {
+  const res = await fetch(`${ctx.server.baseUrl}/webhooks/${code}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { requestId: number }).requestId;
+}
+
+interface SyncOutcome {
+  id: string;
+  status: string;
+  event_type: string;
+  to_email: string;
+  error: unknown;
+}
+
+function outcomeOf(requestId: number): Promise<SyncOutcome> {
+  return eventually(async () => {
+    const [row] = await ctx.db.query<SyncOutcome>('SELECT id, status, event_type, to_email, error FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [requestId]);
+    return row;
+  }, 20_000, `the sync of request ${requestId}`);
+}
+
+const samples = PLATFORMS.flatMap((platform) =>
+  readdirSync(new URL(`${platform}/`, PAYLOADS)).map((file) => [platform, file, readFileSync(new URL(`${platform}/${file}`, PAYLOADS), 'utf8')] as const),
+);
+
+describe('every sample payload, into HubSpot', () => {
+  it.each(samples)('%s %s', async (platform, _file, body) => {
+    const before = { contacts: hubspot.contacts.size, activities: hubspot.emails.size + hubspot.notes.size };
+
+    const requestId = await ingest(codes[platform]!.hubspot, body);
+    const sync = await outcomeOf(requestId);
+
+    expect(sync.status, JSON.stringify(sync.error)).toBe('success');
+    expect(sync.event_type).toMatch(/^[A-Z_]+$/);
+    expect(sync.to_email).not.toBe('');
+    // The contact exists under its identity, and the event was logged against it.
+    const contact = [...hubspot.contacts.values()].find((c) => c.properties.email === sync.to_email || c.properties.hs_linkedin_url === sync.to_email);
+    expect(contact, `contact ${sync.to_email}`).toBeDefined();
+    expect(hubspot.contacts.size - before.contacts).toBeLessThanOrEqual(1);
+    expect(hubspot.emails.size + hubspot.notes.size).toBeGreaterThan(before.activities);
+    // And the sync is visible through the API.
+    const page = await apiGet(ctx.server.baseUrl, `/syncs?${around()}&connectionId=${hubspotConnection}&limit=500`, KEYS.acmeRead);
+    expect(page.body.data.find((s: { id: number }) => s.id === Number(sync.id))).toMatchObject({ status: 'success', eventType: sync.event_type, toEmail: sync.to_email, platform });
+  });
+});
+
+describe('into Salesforce', () => {
+  it.each(samples.filter(([, file]) => /SENT|Sent|sent/.test(file)))('%s %s', async (platform, _file, body) => {
+    const requestId = await ingest(codes[platform]!.salesforce, body);
+    const sync = await outcomeOf(requestId);
+    expect(sync.status, JSON.stringify(sync.error)).toBe('success');
+  });
+});
+
+describe('failures are recorded, never dropped', () => {
+  it('records a payload that cannot be read as an error that says why', async () => {
+    const requestId = await ingest(codes.smartlead!.hubspot, '{"event_type":"EMAIL_SENT","campaign_name":"no lead in here"}');
+    const sync = await outcomeOf(requestId);
+    expect(sync.status).toBe('error');
+    expect(sync.error).toMatchObject({ message: expect.stringMatching(/^The payload could not be read: /) });
+  });
+
+  it('records the CRM refusing the credentials, with its answer, and marks the pipeline failing once', async () => {
+    const code = 'e2eRevokedHubspot01';
+    const connection = await ctx.db.prisma.connection.create({
+      data: { accountId: (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } })).accountId, crm: 'HUBSPOT', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'revoked-token' })) },
+    });
+    const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: code } });
+    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+
+    for (let i = 0; i < 2; i += 1) {
+      const sync = await outcomeOf(await ingest(code, body));
+      expect(sync.status).toBe('error');
+      expect(JSON.stringify(sync.error)).not.toContain('revoked-token');
+    }
+
+    const events = await ctx.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM platform_events WHERE source_id = $1', [source.id]);
+    expect(events).toEqual([
+      { type: 'sync.failed', data: { connectionId: connection.id, crm: 'HUBSPOT', sourceId: source.id, sourcePlatform: 'smartlead', reason: 'crm_authentication_failed', remediation: expect.any(String) } },
+    ]);
+  });
+});
+
+describe('POST /api/v1/syncs/:id/retry', () => {
+  const retry = (id: string | number, key: string) =>
+    apiFetch(`${ctx.server.baseUrl}/api/v1/syncs/${id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+
+  it('needs the write scope, checked before the sync is looked up', async () => {
+    for (const id of ['1', '999999999', 'abc']) {
+      const res = await retry(id, KEYS.acmeRead);
+      expect(res.status, id).toBe(403);
+      expect(res.body).toEqual({ statusCode: 403, message: 'API key requires the "write" scope', error: 'Forbidden' });
+    }
+  });
+
+  it("answers 404 for a missing sync or another account's", async () => {
+    expect((await retry(999999999, KEYS.acmeWrite)).body).toEqual({ statusCode: 404, message: 'Sync 999999999 not found', error: 'Not Found' });
+    const globexSource = await ctx.db.prisma.source.findFirstOrThrow({ where: { ingressCode: 'demoLemlistGlobex01' } });
+    const [other] = await ctx.db.query<{ id: string }>('SELECT id FROM syncs WHERE source_id = $1 LIMIT 1', [globexSource.id]);
+    const id = other?.id ?? (await outcomeOf(await ingest('demoLemlistGlobex01', readFileSync(new URL('lemlist/emailsSent.json', PAYLOADS), 'utf8')))).id;
+    expect((await retry(id, KEYS.acmeWrite)).status).toBe(404);
+  });
+
+  it('answers 409 for a sync that is not an error', async () => {
+    const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, readFileSync(new URL('smartlead/EMAIL_OPEN.json', PAYLOADS), 'utf8')));
+    expect(sync.status).toBe('success');
+    expect((await retry(sync.id, KEYS.acmeWrite)).body).toEqual({ statusCode: 409, message: 'Sync is not eligible for retry', error: 'Conflict' });
+  });
+
+  it('answers 409 for a CRM without sync retry', async () => {
+    const account = (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } })).accountId;
+    const connection = await ctx.db.prisma.connection.create({ data: { accountId: account, crm: 'PIPEDRIVE' } });
+    const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2ePipedriveSource01' } });
+    const sync = await outcomeOf(await ingest('e2ePipedriveSource01', readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
+    expect(sync).toMatchObject({ status: 'error', error: { message: 'Writing to PIPEDRIVE is not supported' } });
+    expect((await retry(sync.id, KEYS.acmeWrite)).status).toBe(409);
+    await ctx.db.prisma.source.delete({ where: { id: source.id } });
+  });
+
+  it('re-runs a failed sync once the cause is fixed, keeps its id, and announces the recovery', async () => {
+    const account = (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } })).accountId;
+    const connection = await ctx.db.prisma.connection.create({
+      data: { accountId: account, crm: 'HUBSPOT', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'not-yet-valid' })) },
+    });
+    const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2eRetrySource01' } });
+    const failed = await outcomeOf(await ingest('e2eRetrySource01', readFileSync(new URL('smartlead/EMAIL_REPLY.json', PAYLOADS), 'utf8')));
+    expect(failed.status).toBe('error');
+    // The customer reconnects: the CRM now accepts the token.
+    hubspot.accessTokens.add('not-yet-valid');
+
+    const res = await retry(failed.id, KEYS.acmeWrite);
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ queued: true, syncId: Number(failed.id) });
+    const recovered = await eventually(async () => {
+      const [row] = await ctx.db.query<SyncOutcome>("SELECT id, status, event_type, to_email, error FROM syncs WHERE id = $1 AND status <> 'error'", [failed.id]);
+      return row;
+    });
+    expect(recovered).toMatchObject({ status: 'success', error: null });
+    expect(await ctx.db.query('SELECT count(*)::int AS n FROM syncs WHERE source_id = $1', [source.id])).toEqual([{ n: 1 }]);
+    const events = await ctx.db.query<{ type: string }>('SELECT type FROM platform_events WHERE source_id = $1 ORDER BY id', [source.id]);
+    expect(events.map((e) => e.type)).toEqual(['sync.failed', 'sync.recovered']);
+  });
+});

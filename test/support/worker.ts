@@ -1,0 +1,30 @@
+import pg from 'pg';
+import type { Runner } from 'graphile-worker';
+import type { CrmConfig } from '../../src/connectors/crm/index.js';
+import { createLogger } from '../../src/logger.js';
+import { startWorker, WORKER_APPLICATION_NAME } from '../../src/worker.js';
+import { TEST_ENCRYPTION_KEY } from './database.js';
+
+/** The real worker (graphile-worker and our tasks) on a test database, polling fast. */
+export async function startTestWorker(databaseUrl: string, crm: Partial<CrmConfig> = {}): Promise<{ stop(): Promise<void> }> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 6, application_name: WORKER_APPLICATION_NAME });
+  const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
+  const runner: Runner = await startWorker(pool, createLogger('silent', process.stderr), { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, { concurrency: 4, pollInterval: 100 });
+  return {
+    async stop() {
+      await runner.stop();
+      await pool.end();
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value other than undefined (or throws after `ms`). */
+export async function eventually<T>(probe: () => Promise<T | undefined>, ms = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
