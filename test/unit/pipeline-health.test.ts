@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FAILING_AFTER, nextPipelineHealth, REMEDIATION, type FailureReason } from '../../src/domain/pipeline-health.js';
+import { FAILING_AFTER, nextPipelineHealth, REMEDIATION, type FailureReason, type PipelineHealthState } from '../../src/domain/pipeline-health.js';
 
-const healthy = { state: 'healthy' as const, consecutiveErrors: 0 };
+const healthy: PipelineHealthState = { state: 'healthy', consecutiveErrors: 0 };
 
 describe('nextPipelineHealth', () => {
   it.each<FailureReason>(['crm_authentication_failed', 'crm_not_connected', 'sync_disabled', 'crm_not_supported'])('fails at once on %s', (reason) => {
