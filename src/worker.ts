@@ -1,34 +1,50 @@
-import { Logger as WorkerLogger, run, type Runner } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
+import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';
 import type { Logger } from './logger.js';
 import { createTaskList, type JobDeps } from './jobs/index.js';
 
 export interface WorkerSettings {
   concurrency: number;
   pollInterval: number;
+  /** A worker silent this long is dead, and its locked jobs go to others. */
+  staleAfterMs?: number;
 }
 
 /** The name worker pools give their connections: /health/ready reads a live one as the worker's heartbeat. */
 export const WORKER_APPLICATION_NAME = 'pipeline-sync-worker';
 
 /** graphile-worker settings; printed at start so benchmarks can report them. */
-export const WORKER_SETTINGS: WorkerSettings = { concurrency: 4, pollInterval: 2_000 };
+export const WORKER_SETTINGS: WorkerSettings = { concurrency: 4, pollInterval: 2_000, staleAfterMs: 60_000 };
 
 /**
- * Starts the graphile-worker runner on `pool` (installing or upgrading its schema first).
+ * Starts the graphile-worker runner on `pool` (installing or upgrading its schema first), with the
+ * heartbeat that lets other processes take over the jobs of a worker that died.
  * Signals are ours to handle: main.ts stops the runner in order during shutdown.
  */
-export function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<Runner> {
-  return run({
+export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<Runner> {
+  const sweeper = new AbandonedLockSweeper(pool, settings.staleAfterMs ?? 60_000, (error) => logger.warn({ err: error }, 'worker heartbeat failed'));
+  const events: WorkerEvents = new EventEmitter();
+  events.on('worker:create', ({ worker }) => sweeper.add(worker.workerId));
+  const runner = await run({
     pgPool: pool,
     taskList: createTaskList(deps),
     parsedCronItems: [],
     noHandleSignals: true,
     concurrency: settings.concurrency,
     pollInterval: settings.pollInterval,
+    events,
     logger: new WorkerLogger((scope) => (level, message, meta) => {
       const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'info' ? 'info' : 'debug';
       logger[method]({ worker: scope, ...meta }, message);
     }),
   });
+  sweeper.start();
+  const stop = runner.stop.bind(runner);
+  runner.stop = async () => {
+    await stop();
+    await sweeper.stop();
+  };
+  return runner;
 }

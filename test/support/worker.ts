@@ -6,10 +6,11 @@ import { startWorker, WORKER_APPLICATION_NAME } from '../../src/worker.js';
 import { TEST_ENCRYPTION_KEY } from './database.js';
 
 /** The real worker (graphile-worker and our tasks) on a test database, polling fast. */
-export async function startTestWorker(databaseUrl: string, crm: Partial<CrmConfig> = {}): Promise<{ stop(): Promise<void> }> {
+export async function startTestWorker(databaseUrl: string, crm: Partial<CrmConfig> = {}, settings: { staleAfterMs?: number } = {}): Promise<{ stop(): Promise<void> }> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 6, application_name: WORKER_APPLICATION_NAME });
+  pool.on('error', () => {});
   const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
-  const runner: Runner = await startWorker(pool, createLogger('silent', process.stderr), { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, { concurrency: 4, pollInterval: 100 });
+  const runner: Runner = await startWorker(pool, createLogger('silent', process.stderr), { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, { concurrency: 4, pollInterval: 100, ...settings });
   return {
     async stop() {
       await runner.stop();

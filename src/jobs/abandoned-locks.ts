@@ -1,0 +1,66 @@
+import type pg from 'pg';
+
+/**
+ * Recovery of jobs a killed worker left locked. graphile-worker only frees a lock after 4 hours; until
+ * then an accepted request whose worker died (SIGKILL, a lost machine) would wait. Every worker process
+ * beats for its worker ids, and frees the jobs locked by workers whose beat stopped more than
+ * `staleAfterMs` ago (their jobs then run again; each task is safe to rerun).
+ */
+export class AbandonedLockSweeper {
+  private readonly ids = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly staleAfterMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Beats (and sweeps) every third of the stale time, from now on. */
+  start(): void {
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), Math.max(250, Math.floor(this.staleAfterMs / 3)));
+    this.timer.unref();
+  }
+
+  add(workerId: string): void {
+    this.ids.add(workerId);
+  }
+
+  /** Stops beating and says goodbye, so no sweep waits on a worker that stopped cleanly. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    const ids = [...this.ids];
+    this.ids.clear();
+    if (ids.length > 0) await this.pool.query('DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[])', [ids]).catch(this.onError);
+  }
+
+  async tick(): Promise<void> {
+    try {
+      const ids = [...this.ids];
+      if (ids.length > 0) await this.pool.query(BEAT_SQL, [ids]);
+      await this.pool.query(SWEEP_SQL, [ids, this.staleAfterMs]);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+}
+
+const BEAT_SQL = `
+  INSERT INTO worker_heartbeats (worker_id, seen_at) SELECT unnest($1::text[]), now()
+  ON CONFLICT (worker_id) DO UPDATE SET seen_at = EXCLUDED.seen_at`;
+
+// A lock younger than the stale time is never touched (its worker may not have beaten yet).
+const SWEEP_SQL = `
+  WITH stale AS (
+    SELECT DISTINCT j.locked_by AS worker_id
+      FROM graphile_worker._private_jobs j
+     WHERE j.locked_by IS NOT NULL
+       AND j.locked_at < now() - make_interval(secs => $2::int / 1000.0)
+       AND j.locked_by <> ALL($1::text[])
+       AND NOT EXISTS (SELECT 1 FROM worker_heartbeats h WHERE h.worker_id = j.locked_by AND h.seen_at > now() - make_interval(secs => $2::int / 1000.0))
+  ),
+  forgotten AS (
+    DELETE FROM worker_heartbeats WHERE seen_at < now() - interval '1 day'
+  )
+  SELECT graphile_worker.force_unlock_workers(ARRAY(SELECT worker_id FROM stale)) WHERE EXISTS (SELECT 1 FROM stale)`;
