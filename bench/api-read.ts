@@ -18,7 +18,7 @@ import pg from 'pg';
 import { generateHistory, type GenerateHistorySummary } from '../src/admin/generate-history.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
-import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, startBenchApp, throwawayDatabase, withClient } from './support.js';
+import { ApiClient, cleanups, envNumber, fmt, HISTORY_PG_SETTINGS as PG_SETTINGS, log, ms, out, pct, ratio, runBench, SHOWN_SETTINGS, startBenchApp, throwawayDatabase, withClient } from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 200));
@@ -34,22 +34,6 @@ const PAGE_LIMIT = 100;
 const KEY = 'svcapi_benchMainAccountRead000000001';
 const NOISY_KEY = 'svcapi_benchNoisyAccountRead00000001';
 
-/** PostgreSQL for a throwaway cluster: no durability, room for the working set, no autovacuum noise
- * (the generator ends with VACUUM ANALYZE, so the tables are as a settled autovacuum leaves them). */
-const PG_SETTINGS: Record<string, string> = {
-  fsync: 'off',
-  synchronous_commit: 'off',
-  full_page_writes: 'off',
-  shared_buffers: '1GB',
-  max_wal_size: '8GB',
-  checkpoint_timeout: '1h',
-  maintenance_work_mem: '512MB',
-  autovacuum: 'off',
-};
-const SHOWN_SETTINGS = [
-  'server_version', 'shared_buffers', 'effective_cache_size', 'work_mem', 'max_parallel_workers_per_gather', 'jit',
-  'random_page_cost', 'fsync', 'synchronous_commit', 'autovacuum',
-];
 
 interface Timing {
   api: number[];

@@ -43,7 +43,7 @@ import { seedFixture } from '../src/admin/seed.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { parseOutreachQuery } from '../src/domain/outreach.js';
 import { outreachStatement, type OutreachRow } from '../src/schema/outreach.js';
-import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, startBenchApp, throwawayDatabase, withClient } from './support.js';
+import { ApiClient, cleanups, envNumber, fmt, HISTORY_PG_SETTINGS as PG_SETTINGS, log, ms, out, pct, ratio, runBench, SHOWN_SETTINGS, startBenchApp, throwawayDatabase, withClient } from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 1_000));
@@ -69,22 +69,6 @@ const HEAVIEST_REPEATS = 40;
 const HEAVIEST_WARMUP = 4;
 const KEY = 'svcapi_benchOutreachMainAccount00001';
 
-/** PostgreSQL for a throwaway cluster: no durability, room for the working set, no autovacuum noise
- * (generation ends with VACUUM ANALYZE, so the tables are as a settled autovacuum leaves them). */
-const PG_SETTINGS: Record<string, string> = {
-  fsync: 'off',
-  synchronous_commit: 'off',
-  full_page_writes: 'off',
-  shared_buffers: '1GB',
-  max_wal_size: '8GB',
-  checkpoint_timeout: '1h',
-  maintenance_work_mem: '512MB',
-  autovacuum: 'off',
-};
-const SHOWN_SETTINGS = [
-  'server_version', 'shared_buffers', 'effective_cache_size', 'work_mem', 'max_parallel_workers_per_gather', 'jit',
-  'random_page_cost', 'fsync', 'synchronous_commit', 'autovacuum',
-];
 
 /** The mix's kinds, and `heaviest`: the heaviest contact, timed apart from the mix. */
 type Kind = 'email' | 'heavy' | 'profile' | 'email+profiles' | 'unknown' | 'heaviest';
