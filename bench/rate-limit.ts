@@ -36,7 +36,7 @@ async function run(): Promise<number> {
   cleanups.push(() => store.close());
   const statements = {
     'per-IP (fixed window)': (i: number) => store.hitFixedWindow(`ip:10.0.${(i >> 8) & 255}.${i & 255}`, 1_000_000_000),
-    'per-account (sliding log, 120 kept)': (i: number) => store.hitSlidingWindow(`account:${i % 50}`, 120),
+    'per-account (sliding, per-second counts)': (i: number) => store.hitSlidingWindow(`account:${i % 50}`, 120),
     'outreach (fixed window)': (i: number) => store.hitFixedWindow(`outreach:${i % 50}`, 1_000_000_000),
   };
   const statementTimes: [string, number[]][] = [];
