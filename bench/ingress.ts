@@ -1,0 +1,500 @@
+/**
+ * `npm run bench:ingress`: what the ingress (POST /webhooks/<code>) holds, next to a bare INSERT server in
+ * the same run, and how fast accepted events come out as recorded syncs with the worker and a CRM answering.
+ *
+ * On a throwaway embedded PostgreSQL with PRODUCTION durability (fsync and synchronous_commit on: a 200
+ * from the ingress promises the request and its job are on disk, so that is what is measured):
+ * (a) a bare `node:http` server (its own process, pg.Pool of BENCH_BARE_POOL) doing one INSERT INTO requests per POST;
+ * (b) the ingress as production runs it: `tsx src/main.ts api`, its own process, ingress ahead of Express,
+ *     grouped commits (multi-row INSERT + one add_jobs per batch, each caller answered after the commit).
+ * The load comes from a separate process (autocannon, 50 keep-alive connections, the Smartlead EMAIL_SENT
+ * sample as body); a and b alternate for BENCH_ROUNDS rounds, each run after a CHECKPOINT; then one more
+ * pair with fsync and synchronous_commit off (a reload, no restart), for comparison. After every (b) run:
+ * rows == jobs, every new request row has its syncs__run job, and rows >= the 200s answered.
+ * (c) BENCH_EVENTS events through the same ingress (Smartlead samples rotated over BENCH_SOURCES sources of
+ * one HubSpot connection) with the HubSpot emulator (test/emulators, real HTTP, in this process) answering
+ * and worker processes wired as `src/main.ts worker` wires one (startWorker, pool of concurrency + 2), for
+ * each value of BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
+ * CPU per process group (from /proc) and commits per event show where the time goes.
+ *
+ * This file also runs as its own child processes: `--load` (autocannon, commands on stdin), `--bare`
+ * (server a) and `--worker`.
+ *
+ * Environment: BENCH_DURATION (s per run, 15), BENCH_WARMUP (s, 3), BENCH_ROUNDS (2), BENCH_CONNECTIONS
+ * (50), BENCH_EVENTS (100000), BENCH_SOURCES (10), BENCH_WORKER_CONCURRENCY (comma-separated, default
+ * WORKER_SETTINGS.concurrency), BENCH_WORKERS (worker processes, 1), BENCH_BARE_POOL (10), BENCH_PROFILE (a
+ * folder: CPU profiles of the api and worker processes, pg_stat_statements' top statements in (c)).
+ * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { startHubspotEmulator } from '../test/emulators/hubspot.js';
+import { seedFixture } from '../src/admin/seed.js';
+import { installJobSchema } from '../src/db/job-schema.js';
+import { freePort } from '../src/db/embedded.js';
+import { createPrisma } from '../src/db/prisma.js';
+import { SYNC_TASK } from '../src/ingress/accept.js';
+import { createLogger } from '../src/logger.js';
+import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS } from '../src/worker.js';
+import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
+
+const DURATION = envNumber('BENCH_DURATION', 15);
+const WARMUP = envNumber('BENCH_WARMUP', 3);
+const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 2));
+const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 50));
+const EVENTS = Math.round(envNumber('BENCH_EVENTS', 100_000));
+const SOURCES = Math.round(envNumber('BENCH_SOURCES', 10));
+const WORKERS = Math.round(envNumber('BENCH_WORKERS', 1));
+const CONCURRENCIES = (process.env.BENCH_WORKER_CONCURRENCY || String(WORKER_SETTINGS.concurrency)).split(',').map((v) => Number(v.trim()));
+if (!CONCURRENCIES.every((c) => Number.isInteger(c) && c > 0)) throw new Error('BENCH_WORKER_CONCURRENCY must be whole numbers above 0, comma-separated');
+const BARE_POOL = Math.round(envNumber('BENCH_BARE_POOL', 10));
+const TARGET = { ratio: 0.8, p99: 50, eventsPerSecond: 1_000 };
+const STALL_MS = 60_000;
+const TOKEN = 'bench-hubspot-token';
+const PAYLOADS = new URL('../test/fixtures/sequencer-payloads/smartlead/', import.meta.url);
+const BODY = readFileSync(new URL('EMAIL_SENT.json', PAYLOADS), 'utf8');
+const SELF = fileURLToPath(import.meta.url);
+const SPEC_ENV = 'BENCH_INGRESS_CHILD';
+/** A folder: the api and worker processes write V8 CPU profiles there, and (c) prints pg_stat_statements' top statements. */
+const PROFILE = process.env.BENCH_PROFILE || undefined;
+
+interface LoadSpec {
+  port: number;
+  requests: { path: string; body: string }[];
+  duration?: number;
+  amount?: number;
+}
+interface LoadResult {
+  startedAt: number;
+  seconds: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+type Autocannon = (options: Record<string, unknown>) => PromiseLike<{ '2xx': number; non2xx: number; errors: number; timeouts: number }> & {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Child processes: this file with a role, or src/main.ts.
+
+class Child {
+  private readonly lines: string[] = [];
+  private wake: () => void = () => {};
+  readonly exited: Promise<number | null>;
+
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+    echo: boolean,
+  ) {
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (echo) log(`[${name}] ${line}`);
+      this.lines.push(line);
+      this.wake();
+    });
+    proc.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk.toString()}`));
+    this.exited = new Promise((resolve) => proc.on('exit', (code) => (resolve(code), this.wake())));
+  }
+
+  /** The next line of stdout (earlier lines not matching `pattern` are skipped). */
+  async next(pattern = /.*/): Promise<string> {
+    for (;;) {
+      const line = this.lines.shift();
+      if (line !== undefined && pattern.test(line)) return line;
+      if (line !== undefined) continue;
+      if (this.proc.exitCode !== null || this.proc.signalCode !== null) throw new Error(`${this.name} exited (${this.proc.exitCode ?? this.proc.signalCode})`);
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+function startChild(name: string, args: string[], env: Record<string, string>, echo = true): Child {
+  const profile = PROFILE && name !== 'load' && name !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}/${name}`] : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = new Child(name, proc, echo);
+  cleanups.push(() => child.stop());
+  return child;
+}
+
+const role = (name: string, spec: unknown, extra: Record<string, string> = {}, echo = true) => startChild(name, [SELF, `--${name}`], { [SPEC_ENV]: JSON.stringify(spec), ...extra }, echo);
+
+async function runLoad(load: Child, spec: LoadSpec): Promise<LoadResult> {
+  load.proc.stdin!.write(`${JSON.stringify(spec)}\n`);
+  return JSON.parse(await load.next(/^\{/)) as LoadResult;
+}
+
+/** `--load`: one autocannon run per line of stdin, its result as one JSON line. */
+async function loadRole(): Promise<void> {
+  const { default: autocannon } = (await import('autocannon' as string)) as { default: Autocannon };
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    const spec = JSON.parse(line) as LoadSpec;
+    const latencies: number[] = [];
+    const startedAt = Date.now();
+    const run = autocannon({
+      url: `http://127.0.0.1:${spec.port}`, connections: CONNECTIONS, method: 'POST', headers: { 'content-type': 'application/json' },
+      requests: spec.requests.map((r) => ({ method: 'POST', path: r.path, body: r.body })),
+      ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration }),
+      timeout: 60,
+    });
+    run.on('response', (_client, status, _bytes, took) => status >= 200 && status < 300 && latencies.push(took));
+    const result = await run;
+    const seconds = (Date.now() - startedAt) / 1000;
+    const answer: LoadResult = {
+      startedAt, seconds, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
+      rps: result['2xx'] / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99),
+    };
+    process.stdout.write(`${JSON.stringify(answer)}\n`);
+  }
+}
+
+/** `--bare`: server (a), one INSERT per POST on its own pool; answers as the ingress does. */
+async function bareRole(spec: { url: string; row: [number, number, number, string] }): Promise<void> {
+  const pool = new pg.Pool({ connectionString: spec.url, max: BARE_POOL });
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const insert = { name: 'bare_insert', text: 'INSERT INTO requests (account_id, source_id, connection_id, path, body) VALUES ($1, $2, $3, $4, $5) RETURNING id', values: [...spec.row, Buffer.concat(chunks).toString('utf8')] };
+      pool.query<{ id: string }>(insert).then(
+        ({ rows }) => reply(res, 200, { received: true, requestId: Number(rows[0]!.id) }),
+        () => reply(res, 503, { statusCode: 503 }),
+      );
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${(server.address() as { port: number }).port}\n`));
+}
+
+function reply(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+/** `--worker`: the real worker, wired as src/main.ts wires it, with this run's concurrency. */
+async function workerRole(spec: { url: string; concurrency: number; hubspotBaseUrl: string }): Promise<void> {
+  const settings = { ...WORKER_SETTINGS, concurrency: spec.concurrency };
+  const pool = new pg.Pool({ connectionString: spec.url, max: settings.concurrency + 2, application_name: WORKER_APPLICATION_NAME });
+  const logger = createLogger('warn', process.stderr);
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
+  pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
+  const crm = { hubspotBaseUrl: spec.hubspotBaseUrl, salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true };
+  const runner = await startWorker(pool, logger, { crm, encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex') }, settings);
+  process.on('SIGTERM', () => void runner.stop().then(() => pool.end()).then(() => process.exit(0)));
+  process.stdout.write('ready\n');
+}
+
+// ------------------------------------------------------------------------------------------------
+// CPU per process group, from /proc (clock ticks of 10 ms).
+
+function procTicks(pid: number): { ticks: number; ppid: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ticks: Number(f[11]) + Number(f[12]), ppid: Number(f[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** user nice system idle iowait irq softirq steal: busy excludes idle, iowait and steal (time the VM's host took). */
+function machineTicks(): { busy: number; steal: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3]! - f[4]! - f[7]!, steal: f[7]!, total };
+}
+
+type Groups = Record<string, () => number[]>;
+
+/** Cores used per group (and by the whole machine) between start() and the returned stop(). */
+function cpuMeter(groups: Groups): () => Record<string, number> {
+  const sample = () => Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, new Map(pids().map((p) => [p, procTicks(p)?.ticks ?? 0]))]));
+  const [start, machine, at] = [sample(), machineTicks(), performance.now()];
+  return () => {
+    const end = sample();
+    const seconds = (performance.now() - at) / 1000;
+    const used: Record<string, number> = {};
+    for (const [name, pids] of Object.entries(end)) {
+      let ticks = 0;
+      for (const [pid, t] of pids) ticks += t - (start[name]?.get(pid) ?? 0);
+      used[name] = ticks / 100 / seconds;
+    }
+    const m = machineTicks();
+    used.machine = ((m.busy - machine.busy) / (m.total - machine.total)) * os.cpus().length;
+    used.steal = ((m.steal - machine.steal) / (m.total - machine.total)) * os.cpus().length;
+    return used;
+  };
+}
+
+function postgresPids(postmaster: number): number[] {
+  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  return [postmaster, ...pids.filter((p) => procTicks(p)?.ppid === postmaster)];
+}
+
+const cores = (used: Record<string, number>) => Object.entries(used).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+
+// ------------------------------------------------------------------------------------------------
+
+async function run(): Promise<number> {
+  const db = await throwawayDatabase({ max_connections: '200', ...(PROFILE ? { shared_preload_libraries: 'pg_stat_statements' } : {}) });
+  const encryptionKey = randomBytes(32);
+  await installJobSchema(db.url);
+  const prisma = createPrisma(db.url);
+  cleanups.push(() => prisma.$disconnect());
+  const codes = Array.from({ length: SOURCES }, (_, i) => `benchIngressSource${String(i).padStart(3, '0')}`);
+  const seeded = await seedFixture(prisma, fixture(codes), encryptionKey);
+  const ids = { account: seeded.accounts.bench!, connection: seeded.connections.hs!, source: seeded.sources.s0! };
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  cleanups.push(() => pool.end());
+  const q = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<T>(text, values)).rows;
+  const postmaster = Number(readFileSync(`${db.clusterDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+  const settings = await q<{ name: string; setting: string; unit: string | null }>(
+    "SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method', 'shared_buffers', 'max_wal_size', 'max_connections', 'autovacuum') ORDER BY name",
+  );
+  const commitTimes = await serialCommits(q);
+  if (PROFILE) await q('CREATE EXTENSION pg_stat_statements');
+
+  // The servers, and the load generator, each in its own process.
+  const load = role('load', {}, {}, false);
+  const bare = role('bare', { url: db.url, row: [ids.account, ids.source, ids.connection, codes[0]!] });
+  const barePort = Number((await bare.next(/^listening /)).split(' ')[1]);
+  const apiPort = await freePort();
+  const api = startChild('api', ['src/main.ts', 'api'], {
+    DATABASE_URL: db.url, ENCRYPTION_KEY: encryptionKey.toString('hex'), PORT: String(apiPort), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${apiPort}`, LOG_LEVEL: 'warn',
+  });
+  await untilLive(apiPort, api);
+
+  out(`bench:ingress  (${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start)`);
+  out(`PostgreSQL: ${settings.map((s) => `${s.name}=${s.setting}${s.unit && s.unit !== 'ms' && s.unit !== 's' ? ` ${s.unit}` : ''}`).join(', ')}`);
+  out('  production durability (fsync on, synchronous_commit on): every 200 answered is on disk.');
+  out(`  one-row INSERT + COMMIT, one at a time on one connection: p50 ${ms(pct(commitTimes, 0.5))} ms, p99 ${ms(pct(commitTimes, 0.99))} ms (the disk's flush time)`);
+  out(`load: autocannon in its own process, ${CONNECTIONS} keep-alive connections to 127.0.0.1, POST of the Smartlead EMAIL_SENT sample (${Buffer.byteLength(BODY)} bytes)`);
+  out(`  ${DURATION} s per run after a ${WARMUP} s warm-up per server, a/b alternating for ${ROUNDS} round(s), CHECKPOINT before each run`);
+  out(`(a) bare: node:http in its own process, pg.Pool(max ${BARE_POOL}), one INSERT INTO requests (account, source, connection, path, body) per POST`);
+  out('(b) ingress: `tsx src/main.ts api` in its own process (POST /webhooks/<code> ahead of Express; RequestAcceptor as main.ts builds it:');
+  out('    grouped commits, multi-row INSERT + one graphile_worker.add_jobs per batch, each caller answered after its commit)');
+  out('');
+
+  const target = { a: { port: barePort, path: `/webhooks/${codes[0]}` }, b: { port: apiPort, path: `/webhooks/${codes[0]}` } };
+  for (const which of ['a', 'b'] as const) await runLoad(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
+
+  const groups = (server: Child): Groups => ({ server: () => [server.proc.pid!], load: () => [load.proc.pid!], postgres: () => postgresPids(postmaster) });
+  const measure = async (which: 'a' | 'b') => {
+    await q('CHECKPOINT');
+    const [before] = await q<{ id: string; jobs: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, (${JOBS_SQL}) AS jobs`);
+    const cpu = cpuMeter(groups(which === 'a' ? bare : api));
+    const result = await runLoad(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: DURATION });
+    const used = cpu();
+    await new Promise((r) => setTimeout(r, 200)); // requests in flight when the load stopped
+    const [after] = await q<{ rows: string; jobs: string; jobless: string }>(
+      `SELECT (SELECT count(*) FROM requests WHERE id > $1) AS rows, (${JOBS_SQL}) - $2 AS jobs,
+              (SELECT count(*) FROM requests r WHERE r.id > $1
+                  AND NOT EXISTS (SELECT 1 FROM graphile_worker._private_jobs j WHERE (j.payload->>'requestId')::bigint = r.id)) AS jobless`,
+      [before!.id, before!.jobs],
+    );
+    return { which, result, used, rows: Number(after!.rows), jobs: Number(after!.jobs), jobless: Number(after!.jobless) };
+  };
+  type Run = Awaited<ReturnType<typeof measure>>;
+  const header = 'run  server   req/s   p50 ms   p99 ms  non-2xx  errors   rows (jobs)           cpu cores used';
+  const line = (label: string, r: Run) =>
+    `${label.padEnd(4)} ${r.which.padEnd(6)} ${fmt(Math.round(r.result.rps)).padStart(7)} ${ms(r.result.p50).padStart(8)} ${ms(r.result.p99).padStart(8)} ${fmt(r.result.non2xx).padStart(8)} ${fmt(r.result.errors + r.result.timeouts).padStart(7)}   ${`${fmt(r.rows)}${r.which === 'b' ? ` (${fmt(r.jobs)})` : ''}`.padEnd(20)}  ${cores(r.used)}`;
+
+  out(header);
+  const runs: Run[] = [];
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    for (const which of round % 2 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+      log(`round ${round}: ${which}`);
+      const r = await measure(which);
+      runs.push(r);
+      out(line(String(round), r));
+    }
+  }
+  const mean = (which: 'a' | 'b') => runs.filter((r) => r.which === which).reduce((sum, r) => sum + r.result.rps, 0) / ROUNDS;
+  const worstP99 = Math.max(...runs.filter((r) => r.which === 'b').map((r) => r.result.p99));
+  const ratioBA = mean('b') / mean('a');
+  const bRuns = runs.filter((r) => r.which === 'b');
+  const intact = bRuns.every((r) => r.rows === r.jobs && r.jobless === 0 && r.rows >= r.result.ok && r.result.non2xx + r.result.errors + r.result.timeouts === 0);
+  const verdicts = [ratioBA >= TARGET.ratio, worstP99 < TARGET.p99, intact];
+  out('');
+  out(`mean req/s: a ${fmt(Math.round(mean('a')))}, b ${fmt(Math.round(mean('b')))}; b/a = ${ratioBA.toFixed(2)} (target >= ${TARGET.ratio}): ${verdicts[0] ? 'PASS' : 'FAIL'}`);
+  out(`ingress p99 (worst run): ${ms(worstP99)} ms (target < ${TARGET.p99} ms): ${verdicts[1] ? 'PASS' : 'FAIL'}`);
+  out(`ingress zero lost: every (b) run rows == jobs, no row without its ${SYNC_TASK} job, rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`);
+  out(`  (rows may exceed the 200s counted by up to ${CONNECTIONS}: requests in flight when the load stopped are committed, their answers not counted)`);
+
+  // For comparison only: the same pair with durability off (both settings reload without a restart).
+  await q('ALTER SYSTEM SET fsync = off');
+  await q('ALTER SYSTEM SET synchronous_commit = off');
+  await q('SELECT pg_reload_conf()');
+  await new Promise((r) => setTimeout(r, 500));
+  out('');
+  out('for comparison, fsync and synchronous_commit OFF (not what production promises):');
+  const off = [await measure('a'), await measure('b')];
+  for (const r of off) out(line('off', r));
+  out(`  b/a = ${(off[1]!.result.rps / off[0]!.result.rps).toFixed(2)}`);
+  await q('ALTER SYSTEM RESET fsync');
+  await q('ALTER SYSTEM RESET synchronous_commit');
+  await q('SELECT pg_reload_conf()');
+  await bare.stop();
+
+  // (c) End to end.
+  const hubspot = await startHubspotEmulator({ accessToken: TOKEN });
+  cleanups.push(() => hubspot.close());
+  const samples = readdirSync(PAYLOADS).sort().map((file) => readFileSync(new URL(file, PAYLOADS), 'utf8'));
+  const requests = codes.flatMap((code) => samples.map((body) => ({ path: `/webhooks/${code}`, body })));
+  out('');
+  out(`(c) end to end: ${fmt(EVENTS)} events through the ingress above (the ${samples.length} Smartlead samples over ${SOURCES} sources of one HubSpot connection,`);
+  out(`    ${CONNECTIONS} connections, as fast as the load generator goes), the HubSpot emulator answering (real HTTP, in the bench process),`);
+  out(`    ${WORKERS} worker process(es) wired as \`src/main.ts worker\`; timed from the first POST to the last sync's status (syncs.updated_at)`);
+  out(`graphile-worker settings: WORKER_SETTINGS = ${JSON.stringify(WORKER_SETTINGS)}; runs with concurrency ${CONCURRENCIES.join(', ')} per process`);
+  let ok = verdicts.every(Boolean);
+  for (const concurrency of CONCURRENCIES) ok = (await endToEnd(concurrency)) && ok;
+  return ok ? 0 : 1;
+
+  async function endToEnd(concurrency: number): Promise<boolean> {
+    await q('DELETE FROM graphile_worker._private_jobs');
+    await q('VACUUM ANALYZE graphile_worker._private_jobs');
+    await q('CHECKPOINT');
+    const workers = Array.from({ length: WORKERS }, (_, i) =>
+      role('worker', { url: db.url, concurrency, hubspotBaseUrl: hubspot.url }, { ENCRYPTION_KEY: encryptionKey.toString('hex') }, true),
+    );
+    for (const w of workers) await w.next(/^ready$/);
+    const [before] = await q<{ id: string; commits: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, ${COMMITS_SQL} AS commits`);
+    if (PROFILE) await q('SELECT pg_stat_statements_reset()');
+    const crmBefore = { requests: hubspot.requests.length, activities: hubspot.emails.size + hubspot.notes.size };
+    const cpu = cpuMeter({
+      ingress: () => [api.proc.pid!], load: () => [load.proc.pid!], worker: () => workers.map((w) => w.proc.pid!), 'bench+emulator': () => [process.pid], postgres: () => postgresPids(postmaster),
+    });
+    log(`(c) concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
+    let pushed: LoadResult | undefined;
+    const pushing = runLoad(load, { port: apiPort, requests, amount: EVENTS }).then((r) => (pushed = r));
+    let doneAtPushEnd: number | undefined;
+    let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
+    for (;;) {
+      // Polled once a second (the time itself comes from syncs.updated_at): two index scans, a few ms.
+      await new Promise((r) => setTimeout(r, 1_000));
+      const [now] = await q<{ accepted: string; done: string }>(
+        'SELECT (SELECT count(*) FROM requests WHERE id > $1) AS accepted, (SELECT count(*) FROM syncs WHERE request_id > $1 AND status IS NOT NULL) AS done',
+        [before!.id],
+      );
+      const [accepted, recorded] = [Number(now!.accepted), Number(now!.done)];
+      if (pushed && doneAtPushEnd === undefined) doneAtPushEnd = recorded;
+      if (recorded !== done) [done, lastChange] = [recorded, Date.now()];
+      if (Date.now() - lastLog > 5_000) (lastLog = Date.now(), log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`));
+      if (pushed && recorded >= accepted) break;
+      if (Date.now() - lastChange > STALL_MS) {
+        log(`  no sync recorded for ${STALL_MS / 1000} s: giving up`);
+        break;
+      }
+    }
+    await pushing;
+    const used = cpu();
+    await new Promise((r) => setTimeout(r, 1_000)); // statistics reach pg_stat_database within a second
+    const [after] = await q<{ accepted: string; commits: string; first: string | null; last: string | null }>(
+      `SELECT count(*) AS accepted, ${COMMITS_SQL} - $2 AS commits, extract(epoch FROM min(r.created_at)) * 1000 AS first,
+              (SELECT extract(epoch FROM max(updated_at)) * 1000 FROM syncs WHERE request_id > $1) AS last
+         FROM requests r WHERE r.id > $1`,
+      [before!.id, before!.commits],
+    );
+    const statuses = await q<{ status: string; n: string }>(
+      "SELECT coalesce(s.status::text, CASE WHEN s.id IS NULL THEN 'no sync row' ELSE 'no status' END) AS status, count(*) AS n FROM requests r LEFT JOIN syncs s ON s.request_id = r.id WHERE r.id > $1 GROUP BY 1 ORDER BY 1",
+      [before!.id],
+    );
+    await Promise.all(workers.map((w) => w.stop()));
+    const p = pushed!;
+    const success = Number(statuses.find((s) => s.status === 'success')?.n ?? 0);
+    const seconds = (Number(after!.last) - p.startedAt) / 1000;
+    const rate = success / seconds;
+    const lost = EVENTS - success;
+    const crm = { requests: hubspot.requests.length - crmBefore.requests, activities: hubspot.emails.size + hubspot.notes.size - crmBefore.activities };
+    out('');
+    out(`concurrency ${concurrency} x ${WORKERS} process(es), pollInterval ${WORKER_SETTINGS.pollInterval} ms:`);
+    out(`  ingress: ${fmt(p.ok)} x 200 in ${p.seconds.toFixed(1)} s (${fmt(Math.round(p.rps))} req/s, p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms), non-2xx ${p.non2xx}, errors ${p.errors + p.timeouts}; ${fmt(doneAtPushEnd ?? 0)} syncs recorded by then`);
+    out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')} of ${fmt(Number(after!.accepted))} requests`);
+    out(`  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`);
+    out(`  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event; each job held a worker slot ~${ms((concurrency * WORKERS * seconds * 1000) / Math.max(1, success))} ms (slots x time / events)`);
+    out(`  cpu cores used: ${cores(used)}`);
+    out(`  end to end: ${fmt(success)} events in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s (target >= ${fmt(TARGET.eventsPerSecond)}): ${rate >= TARGET.eventsPerSecond ? 'PASS' : 'FAIL'}`);
+    out(`  lost (not 200, or no successful sync): ${fmt(lost)}: ${lost === 0 ? 'PASS' : 'FAIL'}`);
+    if (PROFILE) {
+      const top = await q<{ calls: string; total: number; mean: number; query: string }>(
+        "SELECT calls, total_exec_time AS total, mean_exec_time AS mean, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
+      );
+      out('  pg_stat_statements, top by total time:     calls   total ms   mean ms  statement');
+      for (const t of top) out(`  ${''.padEnd(40)}${fmt(Number(t.calls)).padStart(9)} ${fmt(Math.round(t.total)).padStart(10)} ${ms(t.mean).padStart(9)}  ${t.query.slice(0, 110)}`);
+    }
+    return rate >= TARGET.eventsPerSecond && lost === 0;
+  }
+}
+
+const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${SYNC_TASK}'`;
+const COMMITS_SQL = '(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())';
+
+/** Times 300 one-row INSERT + COMMIT on one connection: what one durable commit costs on this disk. */
+async function serialCommits(q: (text: string) => Promise<unknown>): Promise<number[]> {
+  await q('CREATE TABLE bench_commit_probe (id serial PRIMARY KEY, at timestamptz DEFAULT now())');
+  const times: number[] = [];
+  for (let i = 0; i < 330; i += 1) {
+    const start = performance.now();
+    await q('INSERT INTO bench_commit_probe DEFAULT VALUES');
+    if (i >= 30) times.push(performance.now() - start);
+  }
+  await q('DROP TABLE bench_commit_probe');
+  return times;
+}
+
+async function untilLive(port: number, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const status = await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.status, () => 0);
+    if (status === 200) return;
+    if (child.proc.exitCode !== null || Date.now() > deadline) throw new Error(`${child.name} did not come up on port ${port}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function fixture(codes: string[]) {
+  return {
+    accounts: [
+      {
+        ref: 'bench',
+        email: 'owner@bench.example',
+        connections: [
+          {
+            ref: 'hs', crm: 'HUBSPOT', organizationId: 'org', organizationDomain: 'bench.example', credentials: { accessToken: TOKEN },
+            sources: codes.map((code, i) => ({ ref: `s${i}`, platform: 'smartlead', ingressCode: code })),
+          },
+        ],
+      },
+    ],
+  };
+}
+
+const childSpec = () => JSON.parse(process.env[SPEC_ENV] ?? '{}');
+switch (process.argv[2]) {
+  case '--load':
+    await loadRole();
+    break;
+  case '--bare':
+    await bareRole(childSpec());
+    break;
+  case '--worker':
+    await workerRole(childSpec());
+    break;
+  default:
+    log('bench:ingress');
+    await runBench('bench:ingress', run);
+}
