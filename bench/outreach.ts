@@ -43,6 +43,7 @@ import { seedFixture } from '../src/admin/seed.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { parseOutreachQuery } from '../src/domain/outreach.js';
 import { outreachStatement, type OutreachRow } from '../src/schema/outreach.js';
+import { mulberry32 } from '../test/support/random.js';
 import { ApiClient, cleanups, envNumber, fmt, HISTORY_PG_SETTINGS as PG_SETTINGS, log, ms, out, pct, ratio, runBench, SHOWN_SETTINGS, startBenchApp, throwawayDatabase, withClient } from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
@@ -703,18 +704,6 @@ function benchFixture() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-
-/** A small seeded generator (mulberry32), so every run asks the same lookups. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 // Last, so that every declaration above is initialised before it runs.
 await runBench('bench:outreach', run);

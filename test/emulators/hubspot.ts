@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
  * A HubSpot API emulator: a real HTTP server on 127.0.0.1 speaking the subset of CRM v3/v4 and OAuth
@@ -32,16 +33,6 @@ export interface HsOwner {
   firstName: string;
   lastName: string;
   userId: number;
-}
-
-export interface Fault {
-  status: number;
-  /** Seconds (or an HTTP date) for a `Retry-After` header. */
-  retryAfter?: number | string;
-  /** Only requests whose path (without query) contains this string or matches this pattern. */
-  path?: string | RegExp;
-  /** Overrides the vendor-format body. */
-  body?: unknown;
 }
 
 export interface LoggedRequest {
@@ -114,8 +105,7 @@ export class HubspotEmulator {
   rotateRefreshTokens: boolean;
 
   private readonly server: http.Server;
-  private readonly faults: Array<Fault & { remaining: number }> = [];
-  private delay: { ms: number; path?: string | RegExp } = { ms: 0 };
+  private readonly plan = new FaultPlan();
   private nextId = 1000;
 
   constructor(options: HubspotEmulatorOptions = {}) {
@@ -141,13 +131,13 @@ export class HubspotEmulator {
 
   /** The next `n` matching requests answer `fault.status` (with Retry-After when given), in HubSpot's format. */
   failNext(n: number, fault: Fault): void {
-    this.faults.push({ ...fault, remaining: n });
+    this.plan.failNext(n, fault);
   }
 
   /** Delays every answer (or those whose path matches) by `ms`; 0 turns it off. The request is still
    * carried out after the delay, as a server that answers too late does. */
   slow(ms: number, path?: string | RegExp): void {
-    this.delay = path === undefined ? { ms } : { ms, path };
+    this.plan.slow(ms, path);
   }
 
   /** Every current access token now answers 401 EXPIRED_AUTHENTICATION until a refresh issues a new one. */
@@ -173,7 +163,7 @@ export class HubspotEmulator {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const body = await readBody(req);
-    if (this.delay.ms > 0 && pathMatches(this.delay.path, url.pathname)) await new Promise((resolve) => setTimeout(resolve, this.delay.ms));
+    await this.plan.wait(url.pathname);
     const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
       this.requests.push({ method: req.method ?? '', path: url.pathname, status, at: Date.now() });
       if (res.destroyed) return;
@@ -181,7 +171,7 @@ export class HubspotEmulator {
       res.end(payload === undefined ? '' : JSON.stringify(payload));
     };
     try {
-      const fault = this.takeFault(url.pathname);
+      const fault = this.plan.take(url.pathname);
       if (fault) return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
       if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);
       const auth = this.authenticate(req);
@@ -196,15 +186,6 @@ export class HubspotEmulator {
     } catch (e) {
       answer(500, error('INTERNAL_ERROR', e instanceof Error ? e.message : 'internal error'));
     }
-  }
-
-  private takeFault(path: string): Fault | undefined {
-    const index = this.faults.findIndex((f) => pathMatches(f.path, path));
-    const fault = this.faults[index];
-    if (!fault) return undefined;
-    fault.remaining -= 1;
-    if (fault.remaining <= 0) this.faults.splice(index, 1);
-    return fault;
   }
 
   private authenticate(req: http.IncomingMessage): unknown {
@@ -429,19 +410,6 @@ function parseJson(text: string): unknown {
   } catch {
     return INVALID;
   }
-}
-
-function pathMatches(filter: string | RegExp | undefined, path: string): boolean {
-  return filter === undefined || (typeof filter === 'string' ? path.includes(filter) : filter.test(path));
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function error(category: string, message: string, subCategory?: string): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
  * A Salesforce emulator: real HTTP servers on 127.0.0.1 for the login host (OAuth token endpoint) and
@@ -12,14 +13,6 @@ import type { AddressInfo } from 'node:net';
  */
 
 export type SfRecord = Record<string, unknown> & { Id: string; CreatedDate: string };
-
-export interface Fault {
-  status: number;
-  retryAfter?: number | string;
-  /** Only requests whose path contains this string or matches this pattern. */
-  path?: string | RegExp;
-  body?: unknown;
-}
 
 export interface LoggedRequest {
   method: string;
@@ -91,8 +84,7 @@ export class SalesforceEmulator {
 
   private readonly login: http.Server;
   private readonly instance: http.Server;
-  private readonly faults: Array<Fault & { remaining: number }> = [];
-  private delay: { ms: number; path?: string | RegExp } = { ms: 0 };
+  private readonly plan = new FaultPlan();
   private counter = 1;
 
   constructor(options: SalesforceEmulatorOptions = {}) {
@@ -127,13 +119,13 @@ export class SalesforceEmulator {
   }
 
   failNext(n: number, fault: Fault): void {
-    this.faults.push({ ...fault, remaining: n });
+    this.plan.failNext(n, fault);
   }
 
   /** Delays every answer (or those whose path matches) by `ms`; 0 turns it off. The request is still
    * carried out after the delay, as a server that answers too late does. */
   slow(ms: number, path?: string | RegExp): void {
-    this.delay = path === undefined ? { ms } : { ms, path };
+    this.plan.slow(ms, path);
   }
 
   /** Every session is now invalid (401 INVALID_SESSION_ID) until a refresh issues a new one. */
@@ -159,7 +151,7 @@ export class SalesforceEmulator {
   private async handle(via: 'login' | 'instance', req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const body = await readBody(req);
-    if (this.delay.ms > 0 && pathMatches(this.delay.path, url.pathname)) await new Promise((resolve) => setTimeout(resolve, this.delay.ms));
+    await this.plan.wait(url.pathname);
     const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
       this.requests.push({ method: req.method ?? '', path: url.pathname, ...(url.searchParams.has('q') ? { query: url.searchParams.get('q') ?? '' } : {}), status, via, at: Date.now() });
       if (res.destroyed) return;
@@ -167,7 +159,7 @@ export class SalesforceEmulator {
       res.end(payload === undefined ? '' : JSON.stringify(payload));
     };
     try {
-      const fault = this.takeFault(url.pathname);
+      const fault = this.plan.take(url.pathname);
       if (fault) return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
       if (req.method === 'POST' && url.pathname === '/services/oauth2/token') return this.token(via, req, body, answer);
       const api = /^\/services\/data\/(v\d{2,3}\.\d)(\/.*)$/.exec(url.pathname);
@@ -179,15 +171,6 @@ export class SalesforceEmulator {
     } catch (e) {
       answer(500, [{ errorCode: 'UNKNOWN_EXCEPTION', message: e instanceof Error ? e.message : 'An unexpected error occurred.' }]);
     }
-  }
-
-  private takeFault(path: string): Fault | undefined {
-    const index = this.faults.findIndex((f) => pathMatches(f.path, path));
-    const fault = this.faults[index];
-    if (!fault) return undefined;
-    fault.remaining -= 1;
-    if (fault.remaining <= 0) this.faults.splice(index, 1);
-    return fault;
   }
 
   private token(via: 'login' | 'instance', req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
@@ -518,15 +501,3 @@ function faultBody(status: number): unknown {
   return [{ message: 'injected failure', errorCode: 'INVALID_FIELD', fields: [] }];
 }
 
-function pathMatches(filter: string | RegExp | undefined, path: string): boolean {
-  return filter === undefined || (typeof filter === 'string' ? path.includes(filter) : filter.test(path));
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}

@@ -8,6 +8,7 @@ import { INSTANTLY_EVENTS, INSTANTLY_STATUSES, parseInstantly } from '../../src/
 import { LEMLIST_CATEGORIES, LEMLIST_EVENTS, parseLemlist } from '../../src/connectors/sequencers/lemlist.js';
 import { SMARTLEAD_EVENTS, parseSmartlead } from '../../src/connectors/sequencers/smartlead.js';
 import { parseInbound, parserFor } from '../../src/connectors/sequencers/index.js';
+import { mulberry32 } from '../support/random.js';
 
 // Copies of ../shared/fixtures/sequencer-payloads (CI clones this repository alone).
 const SAMPLES = fileURLToPath(new URL('../fixtures/sequencer-payloads/', import.meta.url));
@@ -687,7 +688,7 @@ describe('robustness', () => {
   });
 
   it.each(PLATFORMS)('%s survives random mutations (seeded)', (platform) => {
-    const random = seeded(platform.length * 7919);
+    const random = mulberry32(platform.length * 7919);
     const bases = Object.keys(EXPECTED).filter((n) => n.startsWith(`${platform}/`)).map(readSample);
     for (let i = 0; i < 300; i++) {
       let body: unknown = structuredClone(bases[Math.floor(random() * bases.length)]!);
@@ -698,7 +699,7 @@ describe('robustness', () => {
   });
 
   it('parseInbound never throws on arbitrary strings', () => {
-    const random = seeded(42);
+    const random = mulberry32(42);
     const alphabet = '{}[]":,0123456789abcxyz@.\\ \n\u0000tfn-e';
     for (let i = 0; i < 500; i++) {
       let raw = '';
@@ -752,14 +753,3 @@ function mutate(body: unknown, random: () => number): unknown {
   return replaceAt(body, path, choices[Math.floor(random() * choices.length)]);
 }
 
-/** mulberry32: a small deterministic PRNG, so a failure reproduces. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
