@@ -99,7 +99,7 @@ export class RequestAcceptor {
 }
 
 // Ids are drawn up front so each row's job can name it; `matched` is materialised once (nextval is
-// volatile). A source whose connection was deleted accepts nothing. The sources' last_event_received_at
+// volatile). Data-modifying CTEs always run; `jobs` is a plain SELECT, so the answer reads it to make it run. A source whose connection was deleted accepts nothing. The sources' last_event_received_at
 // moves at most once a minute, so hot sources do not serialise batches on one row lock.
 const ACCEPT_SQL = `
   WITH input AS (
@@ -115,7 +115,6 @@ const ACCEPT_SQL = `
   inserted AS (
     INSERT INTO requests (id, account_id, source_id, connection_id, path, body)
     SELECT id, account_id, source_id, connection_id, ingress_code, body FROM matched
-    RETURNING id
   ),
   jobs AS (
     SELECT count(*) AS n FROM graphile_worker.add_jobs(ARRAY(
@@ -127,4 +126,4 @@ const ACCEPT_SQL = `
      WHERE id IN (SELECT source_id FROM matched)
        AND (last_event_received_at IS NULL OR last_event_received_at < now() - interval '1 minute')
   )
-  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs, (SELECT count(*) FROM inserted) AS inserted FROM matched m`;
+  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs FROM matched m`;

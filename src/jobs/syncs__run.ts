@@ -133,7 +133,8 @@ async function write(deps: SyncJobDeps, helpers: JobHelpers, sync: SyncRow, cont
     if (error instanceof CrmError) return { kind: 'final', outcome: { status: 'error', error: { message: error.message }, failure: 'crm_authentication_failed' } };
     return { kind: 'final', outcome: { status: 'error', error: { message: 'The stored CRM credentials cannot be read: reconnect the CRM' }, failure: 'crm_not_connected' } };
   }
-  if (!connector) return { kind: 'final', outcome: { status: 'error', error: { message: `Writing to ${context.crm} is not supported` }, failure: 'crm_not_supported' } };
+  // blocker() already refused CRM kinds without a connector.
+  if (!connector) throw new Error(`no connector for ${context.crm}`);
   try {
     const outcome: CrmOutcome = await connector.write({
       event: crmEvent(event, context, sync),
