@@ -3,6 +3,7 @@
  * names, and the response built from the aggregated log rows.
  */
 import { eventTraits } from './event-types.js';
+import { excerpt } from './excerpt.js';
 import { normalizeProfileUrl, profileUrlVariants } from './profile-url.js';
 
 export const MAX_PROFILE_URLS = 5;
@@ -54,16 +55,12 @@ const DOMAIN = /^@?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 function checkEmail(raw: string): string | { problem: string } {
   const email = raw.trim().toLowerCase();
   if (DOMAIN.test(email)) {
-    return { problem: `email "${printable(email)}" is a bare domain: pass a person's address (company rollups are not supported)` };
+    return { problem: `email "${excerpt(email, 100)}" is a bare domain: pass a person's address (company rollups are not supported)` };
   }
-  if (!EMAIL.test(email)) return { problem: `email "${printable(email)}" is not a valid email address` };
+  if (!EMAIL.test(email)) return { problem: `email "${excerpt(email, 100)}" is not a valid email address` };
   return email;
 }
 
-function printable(value: string): string {
-  const clean = value.replace(/[\u0000-\u001f\u007f]/g, '');
-  return clean.length > 100 ? `${clean.slice(0, 100)}...` : clean;
-}
 
 /** One (event type, platform) group of matching log rows, counted once per inbound payload. */
 export interface OutreachGroup {

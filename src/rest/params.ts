@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { excerpt } from '../domain/excerpt.js';
 import { checkLimit } from '../domain/window.js';
 
 /** A client error the REST layer raises before any operation runs. */
@@ -49,14 +50,10 @@ const MAX_INT = 2_147_483_647;
 export function pathId(value: string | undefined, notFound: (raw: string) => string, digits = 9): number {
   const raw = value ?? '';
   // Echo what was asked for, but never control characters or an unbounded string.
-  if (!new RegExp(`^\\d{1,${digits}}$`).test(raw) || Number(raw) < 1) throw new RestError(404, notFound(printable(raw)));
+  if (!new RegExp(`^\\d{1,${digits}}$`).test(raw) || Number(raw) < 1) throw new RestError(404, notFound(excerpt(raw, 64)));
   return Number(raw);
 }
 
-function printable(raw: string): string {
-  const clean = raw.replace(/[\u0000-\u001f\u007f]/g, '');
-  return clean.length > 64 ? `${clean.slice(0, 64)}...` : clean;
-}
 
 /** An optional enumerated query parameter. */
 export function optionalEnum<T extends string>(query: Query, name: string, values: readonly T[]): T | undefined {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
+import { excerpt } from '../../domain/excerpt.js';
 
 export interface InboundEvent {
   platform: 'smartlead' | 'instantly' | 'heyreach' | 'lemlist';
@@ -206,12 +207,6 @@ function decodeEntity(entity: string, body: string): string {
   return ENTITIES[body.toLowerCase()] ?? entity;
 }
 
-/** At most `max` characters of payload content for a reason, without control characters. */
-export function excerpt(value: string, max = 60): string {
-  const clean = value.replace(/[\u0000-\u001f\u007f]/g, '');
-  return clean.length > max ? `${clean.slice(0, max)}...` : clean;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Building the event.
 
@@ -252,7 +247,7 @@ export function identify(emails: readonly Candidate[], profiles: readonly Candid
     reason:
       `no contact identity: no valid email in ${names(emails)}` +
       (profiles.length ? ` and no profile URL in ${names(profiles)}` : '') +
-      (rejected ? ` (${rejected[0]} "${excerpt(rejected[1]!)}" is neither)` : ''),
+      (rejected ? ` (${rejected[0]} "${excerpt(rejected[1]!, 60)}" is neither)` : ''),
   };
 }
 
@@ -283,7 +278,7 @@ export function guarded(platform: Platform, parse: (body: Record<string, unknown
     try {
       return parse(body);
     } catch (error) {
-      return failure(platform, null, `payload could not be read (${excerpt(error instanceof Error ? error.message : String(error))})`);
+      return failure(platform, null, `payload could not be read (${excerpt(error instanceof Error ? error.message : String(error), 60)})`);
     }
   };
 }

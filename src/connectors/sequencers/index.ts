@@ -2,7 +2,8 @@
  * The sequencer payload parsers by platform. A body that cannot be parsed is an `ok: false` result whose
  * reason the sync records as its error: nothing here throws, and nothing is dropped.
  */
-import { describeNonObject, excerpt, isRecord, type ParseResult, type SequencerParser } from './event.js';
+import { excerpt } from '../../domain/excerpt.js';
+import { describeNonObject, isRecord, type ParseResult, type SequencerParser } from './event.js';
 import { parseHeyReach } from './heyreach.js';
 import { parseInstantly } from './instantly.js';
 import { parseLemlist } from './lemlist.js';
@@ -33,7 +34,7 @@ export function parseInbound(platform: string, rawBody: string): ParseResult {
     body = JSON.parse(rawBody);
   } catch (error) {
     // The engine's message may quote the body: keep only its first words.
-    return { ok: false, reason: `${platform}: body is not valid JSON (${excerpt(error instanceof Error ? error.message : String(error))})` };
+    return { ok: false, reason: `${platform}: body is not valid JSON (${excerpt(error instanceof Error ? error.message : String(error), 60)})` };
   }
   if (!isRecord(body)) return { ok: false, reason: `${platform}: body must be a JSON object, got ${describeNonObject(body)}` };
   return parse(body);

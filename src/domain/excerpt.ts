@@ -1,0 +1,8 @@
+/**
+ * At most `max` characters of client-supplied text for a message, without control characters: enough
+ * for the client to see what was refused, never an unbounded echo.
+ */
+export function excerpt(value: string, max: number): string {
+  const clean = value.replace(/[\u0000-\u001f\u007f]/g, '');
+  return clean.length > max ? `${clean.slice(0, max)}...` : clean;
+}
