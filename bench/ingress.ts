@@ -13,7 +13,7 @@
  * rows == jobs, every new request row has its syncs__run job, and rows >= the 200s answered.
  * (c) BENCH_EVENTS events through the same ingress (Smartlead samples rotated over BENCH_SOURCES sources of
  * one HubSpot connection) with the HubSpot emulator (test/emulators, real HTTP, in this process) answering
- * and worker processes wired as `src/main.ts worker` wires one (startWorker, pool of concurrency + 2), for
+ * and worker processes wired as `src/main.ts worker` wires one (startWorker, pool of workerPoolSize()), for
  * each value of BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
  * CPU per process group (from /proc) and commits per event show where the time goes.
  *
@@ -41,7 +41,7 @@ import { freePort } from '../src/db/embedded.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { SYNC_TASK } from '../src/ingress/accept.js';
 import { createLogger } from '../src/logger.js';
-import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS } from '../src/worker.js';
+import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../src/worker.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
 
 const DURATION = envNumber('BENCH_DURATION', 15);
@@ -188,7 +188,7 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
 /** `--worker`: the real worker, wired as src/main.ts wires it, with this run's concurrency. */
 async function workerRole(spec: { url: string; concurrency: number; hubspotBaseUrl: string }): Promise<void> {
   const settings = { ...WORKER_SETTINGS, concurrency: spec.concurrency };
-  const pool = new pg.Pool({ connectionString: spec.url, max: settings.concurrency + 2, application_name: WORKER_APPLICATION_NAME });
+  const pool = new pg.Pool({ connectionString: spec.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
   const logger = createLogger('warn', process.stderr);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
   pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));

@@ -19,7 +19,7 @@ import { RequestAcceptor } from './ingress/accept.js';
 import { ingressHandler } from './ingress/handler.js';
 import { createLogger, type Logger } from './logger.js';
 import { ShutdownStack } from './shutdown.js';
-import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS } from './worker.js';
+import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from './worker.js';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -57,7 +57,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   // Demo data (with its public keys) only ever goes into the embedded database, never a real one.
   if (role === 'all' && config.databaseUrl === undefined) await seedDemo(prisma, database, logger);
   if (role !== 'api') {
-    const pool = new pg.Pool({ connectionString: database.url, max: WORKER_SETTINGS.concurrency + 2, application_name: WORKER_APPLICATION_NAME });
+    const pool = new pg.Pool({ connectionString: database.url, max: workerPoolSize(WORKER_SETTINGS), application_name: WORKER_APPLICATION_NAME });
     // A dropped connection must not crash the process: log it, and the pool replaces it.
     pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
     pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));

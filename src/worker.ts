@@ -10,13 +10,20 @@ export interface WorkerSettings {
   pollInterval: number;
   /** A worker silent this long is dead, and its locked jobs go to others. */
   staleAfterMs?: number;
+  /** Jobs fetched (and locked) per query, handed to the process's job slots without a round trip; -1: off. */
+  localQueueSize?: number;
+  /** How long a finished job waits for others to complete in the same statement; -1: each alone. */
+  completeJobBatchDelay?: number;
 }
 
 /** The name worker pools give their connections: /health/ready reads a live one as the worker's heartbeat. */
 export const WORKER_APPLICATION_NAME = 'pipeline-sync-worker';
 
 /** graphile-worker settings; printed at start so benchmarks can report them. */
-export const WORKER_SETTINGS: WorkerSettings = { concurrency: 4, pollInterval: 2_000, staleAfterMs: 60_000 };
+export const WORKER_SETTINGS: WorkerSettings = { concurrency: 32, pollInterval: 2_000, staleAfterMs: 60_000, localQueueSize: 64, completeJobBatchDelay: 0 };
+
+/** Connections a worker process needs: graphile-worker's own (fetch, complete, listen) plus the grouped sync statements. */
+export const workerPoolSize = (settings: WorkerSettings): number => Math.min(settings.concurrency, 8) + 4;
 
 /**
  * Starts the graphile-worker runner on `pool` (installing or upgrading its schema first), with the
@@ -29,11 +36,18 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
   events.on('worker:create', ({ worker }) => sweeper.add(worker.workerId));
   const runner = await run({
     pgPool: pool,
-    taskList: createTaskList(deps),
+    taskList: createTaskList(deps, pool),
     parsedCronItems: [],
     noHandleSignals: true,
     concurrency: settings.concurrency,
     pollInterval: settings.pollInterval,
+    // Only reachable through a preset in graphile-worker 0.17.
+    preset: {
+      worker: {
+        ...(settings.localQueueSize !== undefined && settings.localQueueSize > 1 ? { localQueue: { size: settings.localQueueSize } } : {}),
+        ...(settings.completeJobBatchDelay !== undefined ? { completeJobBatchDelay: settings.completeJobBatchDelay, failJobBatchDelay: settings.completeJobBatchDelay } : {}),
+      },
+    },
     events,
     logger: new WorkerLogger((scope) => (level, message, meta) => {
       const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'info' ? 'info' : 'debug';

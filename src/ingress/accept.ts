@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { Batcher } from '../db/batcher.js';
 import type { IngressTarget } from './path.js';
 
 /** The task every accepted request queues (src/jobs/syncs__run.ts). */
@@ -9,8 +10,6 @@ export type Acceptance = { accepted: true; requestId: number } | { accepted: fal
 interface Pending {
   target: IngressTarget;
   body: string;
-  resolve: (acceptance: Acceptance) => void;
-  reject: (error: unknown) => void;
 }
 
 export interface AcceptorOptions {
@@ -21,70 +20,35 @@ export interface AcceptorOptions {
 }
 
 /**
- * Commits accepted requests, grouped: every request arriving while a commit is in flight joins the next
- * one, and each caller is answered after the commit that holds its row. One statement per batch finds
- * the sources, inserts the request rows and queues one sync job per row (graphile-worker's `add_jobs`
- * is plain SQL), so a request is either committed with its job or not at all.
+ * Commits accepted requests, grouped ({@link Batcher}): every request arriving while a commit is in
+ * flight joins the next one, and each caller is answered after the commit that holds its row. One
+ * statement per batch finds the sources, inserts the request rows and queues one sync job per row
+ * (graphile-worker's `add_jobs` is plain SQL), so a request is either committed with its job or not at all.
  */
 export class RequestAcceptor {
   private readonly pool: pg.Pool;
-  private readonly concurrency: number;
-  private readonly maxBatch: number;
-  private pending: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly batcher: Batcher<Pending, Acceptance>;
 
   constructor(databaseUrl: string, options: AcceptorOptions = {}, onError: (error: Error) => void = () => {}) {
-    this.concurrency = options.concurrency ?? 2;
-    this.maxBatch = options.maxBatch ?? 500;
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: this.concurrency });
+    const concurrency = options.concurrency ?? 2;
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
     // A dropped idle connection must not crash the process; the pool replaces it.
     this.pool.on('error', onError);
+    this.batcher = new Batcher((batch) => this.commit(batch), { concurrency, maxBatch: options.maxBatch ?? 500 });
   }
 
   /** Resolves once the request is committed (or known to address no source); rejects if the commit failed. */
   accept(target: IngressTarget, body: string): Promise<Acceptance> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ target, body, resolve, reject });
-      this.schedule();
-    });
+    return this.batcher.load({ target, body });
   }
 
   async close(): Promise<void> {
-    while (this.pending.length > 0 || this.inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.batcher.drain();
     await this.pool.end();
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.concurrency || this.pending.length === 0) return;
-    this.scheduled = true;
-    // One turn of the event loop lets the requests already read join this batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    if (this.inFlight >= this.concurrency || this.pending.length === 0) return;
-    const batch = this.pending.splice(0, this.maxBatch);
-    this.inFlight += 1;
-    try {
-      const accepted = await this.commit(batch);
-      batch.forEach((item, i) => {
-        const requestId = accepted.get(i);
-        item.resolve(requestId === undefined ? { accepted: false } : { accepted: true, requestId });
-      });
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-    } finally {
-      this.inFlight -= 1;
-      this.schedule();
-    }
-  }
-
-  /** Request ids by batch index, for the entries that address a live source. */
-  private async commit(batch: Pending[]): Promise<Map<number, number>> {
+  /** One answer per batch entry: accepted with its request id, or addressing no live source. */
+  private async commit(batch: Pending[]): Promise<Acceptance[]> {
     const codes = batch.map((p) => ('code' in p.target ? p.target.code : null));
     const legacy1 = batch.map((p) => ('legacy' in p.target ? p.target.legacy[0] : null));
     const legacy2 = batch.map((p) => ('legacy' in p.target ? p.target.legacy[1] : null));
@@ -94,7 +58,11 @@ export class RequestAcceptor {
       text: ACCEPT_SQL,
       values: [codes, legacy1, legacy2, bodies, SYNC_TASK],
     });
-    return new Map(rows.map((r) => [r.idx - 1, Number(r.id)]));
+    const accepted = new Map(rows.map((r) => [Number(r.idx) - 1, Number(r.id)]));
+    return batch.map((_, i) => {
+      const requestId = accepted.get(i);
+      return requestId === undefined ? { accepted: false } : { accepted: true, requestId };
+    });
   }
 }
 

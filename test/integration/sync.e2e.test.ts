@@ -132,6 +132,30 @@ describe('failures are recorded, never dropped', () => {
   });
 });
 
+describe('pipeline health under concurrent syncs', () => {
+  it('counts every error of a burst once, announces the failure once, and the recovery once', async () => {
+    const code = 'e2eBurstHubspot01';
+    const source = await ctx.db.prisma.source.create({ data: { connectionId: hubspotConnection, platform: 'smartlead', ingressCode: code } });
+    const unreadable = '{"event_type":"EMAIL_SENT","campaign_name":"no lead in here"}';
+
+    // Twelve at once: the worker records them in shared batches, and each one counts.
+    const burst = await Promise.all(Array.from({ length: 12 }, () => ingest(code, unreadable)));
+    for (const requestId of burst) expect((await outcomeOf(requestId)).status).toBe('error');
+    const health = () => ctx.db.query<{ state: string; consecutive_errors: number }>('SELECT state, consecutive_errors FROM pipeline_health WHERE source_id = $1', [source.id]);
+    expect(await health()).toEqual([{ state: 'failing', consecutive_errors: 12 }]);
+
+    const good = await Promise.all(Array.from({ length: 3 }, () => ingest(code, readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8'))));
+    for (const requestId of good) expect((await outcomeOf(requestId)).status).toBe('success');
+    expect(await health()).toEqual([{ state: 'healthy', consecutive_errors: 0 }]);
+
+    const events = await ctx.db.query<{ type: string; reason: string | null }>("SELECT type, data->>'reason' AS reason FROM platform_events WHERE source_id = $1 ORDER BY id", [source.id]);
+    expect(events).toEqual([
+      { type: 'sync.failed', reason: 'payloads_unreadable' },
+      { type: 'sync.recovered', reason: null },
+    ]);
+  });
+});
+
 describe('POST /api/v1/syncs/:id/retry', () => {
   const retry = (id: string | number, key: string) =>
     apiFetch(`${ctx.server.baseUrl}/api/v1/syncs/${id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });

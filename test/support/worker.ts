@@ -2,17 +2,18 @@ import pg from 'pg';
 import type { Runner } from 'graphile-worker';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
 import { createLogger } from '../../src/logger.js';
-import { startWorker, WORKER_APPLICATION_NAME } from '../../src/worker.js';
+import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../../src/worker.js';
 import { TEST_ENCRYPTION_KEY } from './database.js';
 
-/** The real worker (graphile-worker and our tasks) on a test database, polling fast. */
+/** The real worker (graphile-worker and our tasks, production settings) on a test database, polling fast. */
 export async function startTestWorker(databaseUrl: string, crm: Partial<CrmConfig> = {}, settings: { staleAfterMs?: number } = {}): Promise<{ stop(): Promise<void> }> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 6, application_name: WORKER_APPLICATION_NAME });
+  const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...settings };
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: workerPoolSize(workerSettings), application_name: WORKER_APPLICATION_NAME });
   // Connections the test ends under the worker must not crash the run.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
-  const runner: Runner = await startWorker(pool, createLogger('silent', process.stderr), { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, { concurrency: 4, pollInterval: 100, ...settings });
+  const runner: Runner = await startWorker(pool, createLogger('silent', process.stderr), { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, workerSettings);
   return {
     async stop() {
       await runner.stop();
