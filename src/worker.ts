@@ -20,7 +20,7 @@ export interface WorkerSettings {
 export const WORKER_APPLICATION_NAME = 'pipeline-sync-worker';
 
 /** graphile-worker settings; printed at start so benchmarks can report them. */
-export const WORKER_SETTINGS: WorkerSettings = { concurrency: 32, pollInterval: 2_000, staleAfterMs: 60_000, localQueueSize: 64, completeJobBatchDelay: 0 };
+export const WORKER_SETTINGS: WorkerSettings = { concurrency: 128, pollInterval: 2_000, staleAfterMs: 60_000, localQueueSize: 256, completeJobBatchDelay: 0 };
 
 /** Connections a worker process needs: graphile-worker's own (fetch, complete, listen) plus the grouped sync statements. */
 export const workerPoolSize = (settings: WorkerSettings): number => Math.min(settings.concurrency, 8) + 4;
