@@ -77,49 +77,40 @@ export class SyncStore {
     return this.finishes.load({ sync, context, retry, final });
   }
 
+  // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores
+  // the category signals of the rows still to be written.
   private async loadMany(items: { requestId: number; retry: boolean }[]): Promise<Loaded[]> {
-    return this.transaction(async (client) => {
-      const { rows: contexts } = await client.query<SyncContext & { requestId: string }>(CONTEXT_SQL, [items.map((i) => i.requestId)]);
-      const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));
-      const found = items.flatMap((item) => {
-        const context = byRequest.get(item.requestId);
-        return context ? [{ item, context, parsed: parseInbound(context.platform, context.body) }] : [];
-      });
-      if (found.length === 0) return items.map(() => ({ kind: 'done' as const }));
-
-      const { rows: syncs } = await client.query<SyncRow & { requestId: string }>(UPSERT_SYNCS_SQL, [
-        found.map((f) => f.context.accountId),
-        found.map((f) => f.context.connectionId),
-        found.map((f) => f.context.sourceId),
-        found.map((f) => f.context.requestId),
-        found.map((f) => f.context.platform),
-        found.map((f) => (f.parsed.ok ? f.parsed.event.eventType : 'UNKNOWN')),
-        found.map((f) => (f.parsed.ok ? f.parsed.event.identity : '')),
-        found.map((f) => f.context.receivedAt),
-      ]);
-      const syncOf = new Map(syncs.map(({ requestId, ...sync }) => [Number(requestId), sync]));
-      const live = found.flatMap((f) => {
-        const sync = syncOf.get(f.context.requestId)!;
-        return sync.status === null || (f.item.retry && sync.status === 'error') ? [{ ...f, sync }] : [];
-      });
-
-      const signals = live.flatMap((l) => (l.parsed.ok && l.parsed.event.leadCategory ? [{ context: l.context, identity: l.parsed.event.identity, category: l.parsed.event.leadCategory }] : []));
-      if (signals.length > 0) {
-        await client.query(SIGNALS_SQL, [
-          signals.map((s) => s.context.accountId),
-          signals.map((s) => s.context.connectionId),
-          signals.map((s) => s.context.sourceId),
-          signals.map((s) => s.context.requestId),
-          signals.map((s) => s.context.platform),
-          signals.map((s) => s.identity),
-          signals.map((s) => s.category.id),
-          signals.map((s) => s.category.name),
-          signals.map((s) => s.context.receivedAt),
-        ]);
-      }
-      const loaded = new Map(live.map((l) => [l.item.requestId, { kind: 'loaded' as const, sync: l.sync, context: l.context, parsed: l.parsed }]));
-      return items.map((item) => loaded.get(item.requestId) ?? { kind: 'done' as const });
+    const { rows: contexts } = await this.pool.query<SyncContext & { requestId: string }>(CONTEXT_SQL, [items.map((i) => i.requestId)]);
+    const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));
+    const found = items.flatMap((item) => {
+      const context = byRequest.get(item.requestId);
+      return context ? [{ item, context, parsed: parseInbound(context.platform, context.body) }] : [];
     });
+    if (found.length === 0) return items.map(() => ({ kind: 'done' as const }));
+
+    const event = (f: (typeof found)[number]) => (f.parsed.ok ? f.parsed.event : null);
+    const { rows: syncs } = await this.pool.query<SyncRow & { requestId: string }>(LOAD_SYNCS_SQL, [
+      found.map((f) => f.context.accountId),
+      found.map((f) => f.context.connectionId),
+      found.map((f) => f.context.sourceId),
+      found.map((f) => f.context.requestId),
+      found.map((f) => f.context.platform),
+      found.map((f) => event(f)?.eventType ?? 'UNKNOWN'),
+      found.map((f) => event(f)?.identity ?? ''),
+      found.map((f) => f.context.receivedAt),
+      found.map((f) => f.item.retry),
+      found.map((f) => event(f)?.leadCategory?.id ?? null),
+      found.map((f) => event(f)?.leadCategory?.name ?? null),
+    ]);
+    const syncOf = new Map(syncs.map(({ requestId, ...sync }) => [Number(requestId), sync]));
+    const loaded = new Map(
+      found.flatMap((f) => {
+        const sync = syncOf.get(f.context.requestId)!;
+        const live = sync.status === null || (f.item.retry && sync.status === 'error');
+        return live ? [[f.item.requestId, { kind: 'loaded' as const, sync, context: f.context, parsed: f.parsed }] as const] : [];
+      }),
+    );
+    return items.map((item) => loaded.get(item.requestId) ?? { kind: 'done' as const });
   }
 
   private async saveStates(items: { syncId: string; state: CrmState }[]): Promise<void[]> {
@@ -134,6 +125,8 @@ export class SyncStore {
         items.map((i) => i.final.status),
         items.map((i) => (i.final.error === null ? null : JSON.stringify(i.final.error))),
         items.map((i) => i.retry),
+        items.map((i) => i.context.sourceId),
+        items.map((i) => i.context.connectionId),
       ]);
       const recorded = new Set(rows.map((r) => r.id));
       await moveHealth(client, items.filter((i) => recorded.has(i.sync.id)));
@@ -175,7 +168,6 @@ async function moveHealth(client: pg.PoolClient, recorded: Finish[]): Promise<vo
   const pipelines = [...new Map(recorded.map((r) => [keyOf(r.context), r.context])).values()].sort((a, b) => a.sourceId - b.sourceId || a.connectionId - b.connectionId);
   const keys = [pipelines.map((p) => p.sourceId), pipelines.map((p) => p.connectionId)];
   // Locked in one order, so batches of several processes wait for each other instead of deadlocking.
-  await client.query(ENSURE_HEALTH_SQL, keys);
   const { rows } = await client.query<PipelineHealthState & { key: string }>(LOCK_HEALTH_SQL, keys);
   const health = new Map(rows.map(({ key, ...h }) => [key, { now: h, errorReason: null as FailureReason | null, success: false, changed: false }]));
   const events: { context: SyncContext; type: 'sync.failed' | 'sync.recovered'; reason: FailureReason | null }[] = [];
@@ -192,6 +184,13 @@ async function moveHealth(client: pg.PoolClient, recorded: Finish[]): Promise<vo
     }
   }
   const updates = pipelines.map((p) => ({ p, h: health.get(keyOf(p))! }));
+  const created = events.map(({ context, type, reason }) => {
+    const base = { connectionId: context.connectionId, crm: context.crm, sourceId: context.sourceId, sourcePlatform: context.platform };
+    const data = type === 'sync.failed' && reason ? { ...base, reason, remediation: REMEDIATION[reason] } : base;
+    const pipeline = `${context.platform} source ${context.sourceId} to ${context.crm} connection ${context.connectionId}`;
+    const summary = type === 'sync.failed' ? `Syncs from ${pipeline} are failing (${reason})` : `Syncs from ${pipeline} have recovered`;
+    return { publicId: randomToken('svcevt_', 24), accountId: context.accountId, type, summary, data: JSON.stringify(data), connectionId: context.connectionId, sourceId: context.sourceId };
+  });
   await client.query(UPDATE_HEALTH_SQL, [
     updates.map((u) => u.p.sourceId),
     updates.map((u) => u.p.connectionId),
@@ -200,23 +199,13 @@ async function moveHealth(client: pg.PoolClient, recorded: Finish[]): Promise<vo
     updates.map((u) => u.h.errorReason),
     updates.map((u) => u.h.success),
     updates.map((u) => u.h.changed),
-  ]);
-  if (events.length === 0) return;
-  const rowsOf = events.map(({ context, type, reason }) => {
-    const base = { connectionId: context.connectionId, crm: context.crm, sourceId: context.sourceId, sourcePlatform: context.platform };
-    const data = type === 'sync.failed' && reason ? { ...base, reason, remediation: REMEDIATION[reason] } : base;
-    const pipeline = `${context.platform} source ${context.sourceId} to ${context.crm} connection ${context.connectionId}`;
-    const summary = type === 'sync.failed' ? `Syncs from ${pipeline} are failing (${reason})` : `Syncs from ${pipeline} have recovered`;
-    return { publicId: randomToken('svcevt_', 24), accountId: context.accountId, type, summary, data: JSON.stringify(data), connectionId: context.connectionId, sourceId: context.sourceId };
-  });
-  await client.query(EVENTS_SQL, [
-    rowsOf.map((r) => r.publicId),
-    rowsOf.map((r) => r.accountId),
-    rowsOf.map((r) => r.type),
-    rowsOf.map((r) => r.summary),
-    rowsOf.map((r) => r.data),
-    rowsOf.map((r) => r.connectionId),
-    rowsOf.map((r) => r.sourceId),
+    created.map((r) => r.publicId),
+    created.map((r) => r.accountId),
+    created.map((r) => r.type),
+    created.map((r) => r.summary),
+    created.map((r) => r.data),
+    created.map((r) => r.connectionId),
+    created.map((r) => r.sourceId),
   ]);
 }
 
@@ -233,34 +222,51 @@ const CONTEXT_SQL = `
    WHERE r.id = ANY($1::bigint[])`;
 
 // The sync's time is the request's (processing time of the inbound payload), so lists and windows agree.
-const UPSERT_SYNCS_SQL = `
-  INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, attempts, created_at, updated_at)
-  SELECT account_id, connection_id, source_id, request_id, platform, event_type, to_email, 1, created_at, now()
-    FROM unnest($1::int[], $2::int[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-         AS i(account_id, connection_id, source_id, request_id, platform, event_type, to_email, created_at)
-  ON CONFLICT (request_id) DO UPDATE SET attempts = syncs.attempts + 1, updated_at = now()
-  RETURNING request_id AS "requestId", id, status, crm_state AS "crmState", attempts`;
-
-const SIGNALS_SQL = `
-  INSERT INTO lead_category_signals (account_id, connection_id, source_id, request_id, platform, contact, category_id, category_name, created_at)
-  SELECT i.* FROM unnest($1::int[], $2::int[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
-         AS i(account_id, connection_id, source_id, request_id, platform, contact, category_id, category_name, created_at)
-   WHERE NOT EXISTS (SELECT 1 FROM lead_category_signals l WHERE l.request_id = i.request_id)`;
+// A signal is stored once per request, with the sync row's first run (or an asked-for retry of an error).
+const LOAD_SYNCS_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest($1::int[], $2::int[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[], $10::text[], $11::text[])
+           AS i(account_id, connection_id, source_id, request_id, platform, event_type, to_email, created_at, retry, category_id, category_name)
+  ),
+  upserted AS (
+    INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, attempts, created_at, updated_at)
+    SELECT account_id, connection_id, source_id, request_id, platform, event_type, to_email, 1, created_at, now() FROM input
+    ON CONFLICT (request_id) DO UPDATE SET attempts = syncs.attempts + 1, updated_at = now()
+    RETURNING request_id, id, status, crm_state, attempts
+  ),
+  signals AS (
+    INSERT INTO lead_category_signals (account_id, connection_id, source_id, request_id, platform, contact, category_id, category_name, created_at)
+    SELECT i.account_id, i.connection_id, i.source_id, i.request_id, i.platform, i.to_email, i.category_id, i.category_name, i.created_at
+      FROM input i JOIN upserted u USING (request_id)
+     WHERE i.category_name IS NOT NULL
+       AND (u.status IS NULL OR (i.retry AND u.status = 'error'))
+       AND NOT EXISTS (SELECT 1 FROM lead_category_signals l WHERE l.request_id = i.request_id)
+  )
+  SELECT request_id AS "requestId", id, status, crm_state AS "crmState", attempts FROM upserted`;
 
 const SAVE_STATES_SQL = `
   UPDATE syncs s SET crm_state = i.state::jsonb, updated_at = now()
     FROM unnest($1::bigint[], $2::text[]) AS i(id, state)
    WHERE s.id = i.id`;
 
+// The outcome, and a health row for each pipeline that recorded one (rows inserted here are locked by
+// the next statement, which sees them).
 const FINISH_SQL = `
-  UPDATE syncs s SET status = i.status::sync_status, error = i.error::jsonb, updated_at = now()
-    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS i(id, status, error, retry)
-   WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
-  RETURNING s.id`;
-
-const ENSURE_HEALTH_SQL = `
-  INSERT INTO pipeline_health (source_id, connection_id)
-  SELECT * FROM unnest($1::int[], $2::int[]) ON CONFLICT (source_id, connection_id) DO NOTHING`;
+  WITH finished AS (
+    UPDATE syncs s SET status = i.status::sync_status, error = i.error::jsonb, updated_at = now()
+      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS i(id, status, error, retry)
+     WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
+    RETURNING s.id
+  ),
+  ensured AS (
+    INSERT INTO pipeline_health (source_id, connection_id)
+    SELECT DISTINCT p.source_id, p.connection_id
+      FROM unnest($1::bigint[], $5::int[], $6::int[]) AS p(id, source_id, connection_id)
+     WHERE p.id IN (SELECT id FROM finished)
+     ORDER BY p.source_id, p.connection_id
+    ON CONFLICT (source_id, connection_id) DO NOTHING
+  )
+  SELECT id FROM finished`;
 
 const LOCK_HEALTH_SQL = `
   SELECT h.source_id || ':' || h.connection_id AS key, h.state, h.consecutive_errors AS "consecutiveErrors"
@@ -268,18 +274,19 @@ const LOCK_HEALTH_SQL = `
    ORDER BY h.source_id, h.connection_id
      FOR UPDATE OF h`;
 
+// The new health of each pipeline of the batch, and the platform event of each transition.
 const UPDATE_HEALTH_SQL = `
-  UPDATE pipeline_health h
-     SET state = i.state::pipeline_state, consecutive_errors = i.errors, last_reason = COALESCE(i.reason, h.last_reason),
-         last_error_at = CASE WHEN i.reason IS NULL THEN h.last_error_at ELSE now() END,
-         last_success_at = CASE WHEN i.success THEN now() ELSE h.last_success_at END,
-         changed_at = CASE WHEN i.changed THEN now() ELSE h.changed_at END
-    FROM unnest($1::int[], $2::int[], $3::text[], $4::int[], $5::text[], $6::boolean[], $7::boolean[])
-         AS i(source_id, connection_id, state, errors, reason, success, changed)
-   WHERE h.source_id = i.source_id AND h.connection_id = i.connection_id`;
-
-const EVENTS_SQL = `
+  WITH updated AS (
+    UPDATE pipeline_health h
+       SET state = i.state::pipeline_state, consecutive_errors = i.errors, last_reason = COALESCE(i.reason, h.last_reason),
+           last_error_at = CASE WHEN i.reason IS NULL THEN h.last_error_at ELSE now() END,
+           last_success_at = CASE WHEN i.success THEN now() ELSE h.last_success_at END,
+           changed_at = CASE WHEN i.changed THEN now() ELSE h.changed_at END
+      FROM unnest($1::int[], $2::int[], $3::text[], $4::int[], $5::text[], $6::boolean[], $7::boolean[])
+           AS i(source_id, connection_id, state, errors, reason, success, changed)
+     WHERE h.source_id = i.source_id AND h.connection_id = i.connection_id
+  )
   INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
   SELECT public_id, account_id, type, summary, data::jsonb, connection_id, source_id
-    FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[])
-         AS i(public_id, account_id, type, summary, data, connection_id, source_id)`;
+    FROM unnest($8::text[], $9::int[], $10::text[], $11::text[], $12::text[], $13::int[], $14::int[])
+         AS e(public_id, account_id, type, summary, data, connection_id, source_id)`;
