@@ -140,8 +140,8 @@ describe('lead category signals', () => {
     // The job again, as after a crash between its steps: the recorded outcome ends it, nothing is added.
     await ctx.db.query("SELECT graphile_worker.add_job('syncs__run', json_build_object('requestId', $1::bigint))", [requestId]);
     await eventually(async () => {
-      const [{ n }] = await ctx.db.query<{ n: string }>("SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = 'syncs__run'");
-      return n === '0' ? true : undefined;
+      const [row] = await ctx.db.query<{ n: string }>("SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = 'syncs__run'");
+      return row?.n === '0' ? true : undefined;
     }, 10_000, 'the job queue to drain');
     const signals = await ctx.db.query('SELECT platform, contact, category_id, category_name FROM lead_category_signals WHERE request_id = $1', [requestId]);
     expect(signals).toEqual([{ platform: 'smartlead', contact: 'jane@acme.test', category_id: '1', category_name: 'Interested' }]);
