@@ -79,6 +79,19 @@ export class SyncStore {
 
   // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores
   // the category signals of the rows still to be written.
+  /**
+   * Runs `renew` with the connection's sealed credentials while holding the connection row's lock, and
+   * stores the sealed credentials it returns (undefined: unchanged). Renewals of one connection, in any
+   * process, run one after another.
+   */
+  async withCredentials(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
+    await this.transaction(async (client) => {
+      const { rows } = await client.query<{ sealed: string | null }>('SELECT credentials_encrypted AS sealed FROM connections WHERE id = $1 FOR UPDATE', [connectionId]);
+      const next = await renew(rows[0]?.sealed ?? null);
+      if (next !== undefined) await client.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [connectionId, next]);
+    });
+  }
+
   private async loadMany(items: { requestId: number; retry: boolean }[]): Promise<Loaded[]> {
     const { rows: contexts } = await this.pool.query<SyncContext & { requestId: string }>(CONTEXT_SQL, [items.map((i) => i.requestId)]);
     const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));

@@ -1,4 +1,4 @@
-import type { JobHelpers, Task } from 'graphile-worker';
+import type { Task } from 'graphile-worker';
 import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmConfig, type CrmEvent, type CrmOutcome } from '../connectors/crm/index.js';
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
@@ -30,7 +30,7 @@ export function syncsRun(deps: SyncJobDeps, store: SyncStore): Task {
     const blocked = blocker(context);
     if (blocked) return store.finish(sync, context, retry, { status: 'error', ...blocked });
 
-    const result = await write(deps, store, helpers, sync, context, parsed.event);
+    const result = await write(deps, store, sync, context, parsed.event);
     if (result.kind === 'reschedule') {
       if (sync.attempts <= (deps.maxReschedules ?? 8)) {
         // A CRM that asks us to wait: come back when it says, under one job key so a request never has two.
@@ -56,7 +56,7 @@ function blocker(context: SyncContext): { error: Record<string, unknown>; failur
 type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; waitMs: number; error: Record<string, unknown> };
 
 /** The CRM writes, credentials opened here only; a retryable failure asks to be rescheduled. */
-async function write(deps: SyncJobDeps, store: SyncStore, helpers: JobHelpers, sync: SyncRow, context: SyncContext, event: InboundEvent): Promise<WriteResult> {
+async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context: SyncContext, event: InboundEvent): Promise<WriteResult> {
   let connector;
   try {
     connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), deps.crm);
@@ -72,12 +72,7 @@ async function write(deps: SyncJobDeps, store: SyncStore, helpers: JobHelpers, s
       options: context,
       state: sync.crmState,
       saveState: (state) => store.saveState(sync.id, state),
-      saveCredentials: (credentials) =>
-        helpers
-          .withPgClient((client) =>
-            client.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [context.connectionId, sealSecret(deps.encryptionKey, JSON.stringify(credentials))]),
-          )
-          .then(() => {}),
+      renewCredentials: (used, exchange) => renewCredentials(deps, store, context.connectionId, used, exchange),
     });
     return { kind: 'final', outcome: { status: outcome.status, error: outcome.status === 'warning' ? outcome.result : null } };
   } catch (error) {
@@ -88,6 +83,30 @@ async function write(deps: SyncJobDeps, store: SyncStore, helpers: JobHelpers, s
     if (error.retryable) return { kind: 'reschedule', waitMs: Math.max(1_000, error.retryAfterMs ?? backoffMs(sync.attempts)), error: details };
     return { kind: 'final', outcome: { status: 'error', error: details, failure: error.kind === 'auth' ? 'crm_authentication_failed' : 'crm_rejected_writes' } };
   }
+}
+
+/**
+ * Under the connection row's lock: the stored credentials when another run already replaced the access
+ * token this run used, else the exchanged ones, sealed and stored before they are used.
+ */
+async function renewCredentials(deps: SyncJobDeps, store: SyncStore, connectionId: number, used: { accessToken: string }, exchange: () => Promise<unknown>): Promise<unknown> {
+  let result: unknown;
+  await store.withCredentials(connectionId, async (sealed) => {
+    if (sealed === null) throw new CrmError('auth', 'The connection holds no CRM credentials: reconnect the CRM');
+    let stored: { accessToken?: unknown };
+    try {
+      stored = JSON.parse(openSecret(deps.encryptionKey, sealed)) as { accessToken?: unknown };
+    } catch {
+      throw new CrmError('auth', 'The stored CRM credentials cannot be read: reconnect the CRM');
+    }
+    if (stored.accessToken !== used.accessToken) {
+      result = stored;
+      return undefined;
+    }
+    result = await exchange();
+    return sealSecret(deps.encryptionKey, JSON.stringify(result));
+  });
+  return result;
 }
 
 function crmEvent(event: InboundEvent, context: SyncContext, sync: SyncRow): CrmEvent {

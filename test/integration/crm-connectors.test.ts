@@ -69,9 +69,12 @@ function recorder(event: CrmEvent, options: SourceOptions, state: CrmState = {},
         states.push(structuredClone(next));
         hooks.onSaveState?.(states.length);
       },
-      async saveCredentials(next) {
+      // One run alone: nothing else renews, so the exchange always happens.
+      async renewCredentials(_used, exchange) {
+        const next = await exchange();
         credentials.push(structuredClone(next));
         hooks.onSaveCredentials?.();
+        return next;
       },
     },
   };

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealSecret } from '../../src/domain/secrets.js';
+import { openSecret, sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
@@ -231,5 +231,34 @@ describe('POST /api/v1/syncs/:id/retry', () => {
     expect(await ctx.db.query('SELECT count(*)::int AS n FROM syncs WHERE source_id = $1', [source.id])).toEqual([{ n: 1 }]);
     const events = await ctx.db.query<{ type: string }>('SELECT type FROM platform_events WHERE source_id = $1 ORDER BY id', [source.id]);
     expect(events.map((e) => e.type)).toEqual(['sync.failed', 'sync.recovered']);
+  });
+});
+
+// Last in this file: it expires every Salesforce session of the emulator.
+describe('OAuth refresh under concurrency', () => {
+  it('refreshes once for a burst of Salesforce syncs that all find the session expired, and stores the rotated refresh token', async () => {
+    const account = (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: salesforceConnection } })).accountId;
+    const credentials = { instanceUrl: salesforce.instanceUrl, accessToken: 'e2e-sf-token', refreshToken: 'sf-refresh-initial', clientId: salesforce.clientId, clientSecret: salesforce.clientSecret };
+    const connection = await ctx.db.prisma.connection.create({ data: { accountId: account, crm: 'SALESFORCE', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials)) } });
+    await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2eRefreshBurst01' } });
+    salesforce.rotateRefreshTokens = true;
+    salesforce.expireAccessTokens();
+    const refreshesBefore = salesforce.tokenRefreshes.length;
+    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+
+    // Twenty at once: they run side by side in the worker, and each one meets the expired session.
+    const requests = await Promise.all(Array.from({ length: 20 }, () => ingest('e2eRefreshBurst01', body)));
+    for (const requestId of requests) {
+      const sync = await outcomeOf(requestId);
+      expect(sync.status, JSON.stringify(sync.error)).toBe('success');
+    }
+
+    // One refresh-token grant: a second one with the rotated-away token would have been refused.
+    expect(salesforce.tokenRefreshes.length - refreshesBefore).toBe(1);
+    const [row] = await ctx.db.query<{ sealed: string }>('SELECT credentials_encrypted AS sealed FROM connections WHERE id = $1', [connection.id]);
+    const stored = JSON.parse(openSecret(TEST_ENCRYPTION_KEY, row!.sealed)) as typeof credentials;
+    expect(stored.refreshToken).not.toBe('sf-refresh-initial');
+    expect(salesforce.refreshTokens.has(stored.refreshToken)).toBe(true);
+    expect(salesforce.accessTokens.has(stored.accessToken)).toBe(true);
   });
 });

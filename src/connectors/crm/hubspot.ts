@@ -8,6 +8,7 @@ import {
   StateBook,
   companyDomainOf,
   eventLabel,
+  renewCredentials,
   sideStep,
   truncate,
   type ConnectorDeps,
@@ -68,9 +69,9 @@ export function hubspotConnector(credentials: HubspotCredentials, baseUrl: strin
   let current = credentials;
   return {
     async write(run) {
-      const session = new HubspotSession(current, baseUrl, deps, async (next) => {
-        await run.saveCredentials(next);
-        current = next;
+      const session = new HubspotSession(current, baseUrl, deps, async (used, exchange) => {
+        current = await renewCredentials(run, hubspotCredentials, 'HubSpot', used, exchange);
+        return current;
       });
       return writeEvent(session, run);
     },
@@ -358,7 +359,7 @@ class HubspotSession extends CrmSession {
     private credentials: HubspotCredentials,
     private readonly baseUrl: string,
     deps: ConnectorDeps,
-    private readonly persist: (next: HubspotCredentials) => Promise<void>,
+    private readonly renew: (used: HubspotCredentials, exchange: () => Promise<HubspotCredentials>) => Promise<HubspotCredentials>,
   ) {
     super(deps, 'HubSpot');
   }
@@ -394,6 +395,11 @@ class HubspotSession extends CrmSession {
   }
 
   protected async refresh(step: string): Promise<void> {
+    this.credentials = await this.renew(this.credentials, () => this.exchange(step));
+  }
+
+  /** One refresh-token grant at the token endpoint: the new credentials, not yet stored. */
+  private async exchange(step: string): Promise<HubspotCredentials> {
     const c = this.credentials;
     const answer = await this.sendRaw('token refresh', {
       method: 'POST',
@@ -414,9 +420,7 @@ class HubspotSession extends CrmSession {
       ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
       ...(typeof body.expires_in === 'number' ? { expiresAt: new Date(this.deps.now() + body.expires_in * 1000).toISOString() } : {}),
     };
-    // Persisted before use: if it were lost after a rotation, the old refresh token would be void.
-    await this.persist(next);
-    this.credentials = next;
+    return next;
   }
 
   protected vendorMessage(body: unknown): string | undefined {

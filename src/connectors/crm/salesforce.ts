@@ -7,6 +7,7 @@ import {
   CrmSession,
   StateBook,
   eventLabel,
+  renewCredentials,
   sideStep,
   truncate,
   type ConnectorDeps,
@@ -68,9 +69,9 @@ export function salesforceConnector(credentials: SalesforceCredentials, options:
   let current = credentials;
   return {
     async write(run) {
-      const session = new SalesforceSession(current, options, deps, async (next) => {
-        await run.saveCredentials(next);
-        current = next;
+      const session = new SalesforceSession(current, options, deps, async (used, exchange) => {
+        current = await renewCredentials(run, salesforceCredentials, 'Salesforce', used, exchange);
+        return current;
       });
       return writeEvent(session, run, deps);
     },
@@ -263,7 +264,7 @@ class SalesforceSession extends CrmSession {
     private credentials: SalesforceCredentials,
     private readonly options: SalesforceOptions,
     deps: ConnectorDeps,
-    private readonly persist: (next: SalesforceCredentials) => Promise<void>,
+    private readonly renew: (used: SalesforceCredentials, exchange: () => Promise<SalesforceCredentials>) => Promise<SalesforceCredentials>,
   ) {
     super(deps, 'Salesforce');
   }
@@ -317,6 +318,11 @@ class SalesforceSession extends CrmSession {
   }
 
   protected async refresh(step: string): Promise<void> {
+    this.credentials = await this.renew(this.credentials, () => this.exchange(step));
+  }
+
+  /** One refresh-token grant at the token endpoint: the new credentials, not yet stored. */
+  private async exchange(step: string): Promise<SalesforceCredentials> {
     const c = this.credentials;
     const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: c.refreshToken ?? '', client_id: c.clientId ?? '' };
     if (c.clientSecret) form.client_secret = c.clientSecret;
@@ -338,8 +344,7 @@ class SalesforceSession extends CrmSession {
       // With refresh-token rotation the answer carries a new one and the old one is void.
       ...(typeof body.refresh_token === 'string' ? { refreshToken: body.refresh_token } : {}),
     };
-    await this.persist(next);
-    this.credentials = next;
+    return next;
   }
 
   protected vendorMessage(body: unknown): string | undefined {

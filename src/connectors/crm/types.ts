@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { OutboundError, requestWithRetry, type HttpClient, type HttpRequest, type HttpResponse, type RetryBudget, type RetryPolicy } from '../http/client.js';
 
 /**
@@ -50,10 +51,13 @@ export interface CrmRun {
   /** Persists the state; called after every step that wrote something, and before a create is sent. */
   saveState(state: CrmState): Promise<void>;
   /**
-   * Called with the new credentials after an OAuth refresh, before they are used. Must persist
-   * atomically: with refresh-token rotation the old refresh token no longer works.
+   * Replaces expired OAuth credentials, once for all runs of one connection that find them expired (a
+   * refresh-token rotation voids the old refresh token, so a second exchange with it would fail): under
+   * the connection's lock, the credentials stored now are returned as they are when their access token is
+   * no longer `used`'s (another run refreshed them, or the customer reconnected); otherwise `exchange` gets
+   * new ones, persisted before this resolves.
    */
-  saveCredentials(credentials: unknown): Promise<void>;
+  renewCredentials(used: { accessToken: string }, exchange: () => Promise<unknown>): Promise<unknown>;
 }
 
 /** A written event: `warning` when the main write succeeded but a side step failed (result.warnings). */
@@ -141,7 +145,7 @@ export abstract class CrmSession {
   protected abstract canRefresh(): boolean;
   /** Whether an answer says the access token expired (HubSpot 401, Salesforce 401 INVALID_SESSION_ID). */
   protected abstract isExpired(response: HttpResponse): boolean;
-  /** Gets new tokens, hands them to saveCredentials, then uses them. */
+  /** Gets new tokens through CrmRun.renewCredentials, then uses them. */
   protected abstract refresh(step: string): Promise<void>;
   /** The CRM's own message in an error body, for our error message. */
   protected abstract vendorMessage(body: unknown): string | undefined;
@@ -214,6 +218,16 @@ export abstract class CrmSession {
     };
     return walk(value) as T;
   }
+}
+
+/**
+ * Renews through the job layer ({@link CrmRun.renewCredentials}), and checks what it hands back: the
+ * credentials another run stored must pass the connector's schema like the ones it started with.
+ */
+export async function renewCredentials<C extends { accessToken: string }>(run: CrmRun, schema: z.ZodType<C>, crmName: string, used: C, exchange: () => Promise<C>): Promise<C> {
+  const stored = schema.safeParse(await run.renewCredentials(used, exchange));
+  if (!stored.success) throw new CrmError('auth', `The stored ${crmName} credentials cannot be read: reconnect the CRM`);
+  return stored.data;
 }
 
 /** The run's state, saved after each step so that a retry skips what was written. */
