@@ -372,7 +372,7 @@ async function run(): Promise<number> {
       role('worker', { url: db.url, concurrency, hubspotBaseUrl: hubspot.url }, { ENCRYPTION_KEY: encryptionKey.toString('hex') }, true),
     );
     for (const w of workers) await w.next(/^ready$/);
-    const [before] = await q<{ id: string; commits: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, ${COMMITS_SQL} AS commits`);
+    const [before] = await q<{ id: string; commits: string; updates: string; hot: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, ${COMMITS_SQL} AS commits, ${SYNC_UPDATES_SQL}`);
     if (PROFILE) await q('SELECT pg_stat_statements_reset()');
     const crmBefore = { requests: hubspot.requests.length, activities: hubspot.emails.size + hubspot.notes.size };
     const cpu = cpuMeter({
@@ -403,8 +403,8 @@ async function run(): Promise<number> {
     await pushing;
     const used = cpu();
     await new Promise((r) => setTimeout(r, 1_000)); // statistics reach pg_stat_database within a second
-    const [after] = await q<{ accepted: string; commits: string; first: string | null; last: string | null }>(
-      `SELECT count(*) AS accepted, ${COMMITS_SQL} - $2 AS commits, extract(epoch FROM min(r.created_at)) * 1000 AS first,
+    const [after] = await q<{ accepted: string; commits: string; first: string | null; last: string | null; updates: string; hot: string }>(
+      `SELECT count(*) AS accepted, ${COMMITS_SQL} - $2 AS commits, ${SYNC_UPDATES_SQL}, extract(epoch FROM min(r.created_at)) * 1000 AS first,
               (SELECT extract(epoch FROM max(updated_at)) * 1000 FROM syncs WHERE request_id > $1) AS last
          FROM requests r WHERE r.id > $1`,
       [before!.id, before!.commits],
@@ -426,6 +426,8 @@ async function run(): Promise<number> {
     out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')} of ${fmt(Number(after!.accepted))} requests`);
     out(`  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`);
     out(`  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event; each job held a worker slot ~${ms((concurrency * WORKERS * seconds * 1000) / Math.max(1, success))} ms (slots x time / events)`);
+    const updates = Number(after!.updates) - Number(before!.updates);
+    out(`  syncs rows: ${(updates / Math.max(1, success)).toFixed(1)} updates per event, ${Math.round((100 * (Number(after!.hot) - Number(before!.hot))) / Math.max(1, updates))} % of them heap-only (HOT: no index entries)`);
     out(`  cpu cores used: ${cores(used)}`);
     out(`  end to end: ${fmt(success)} events in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s (target >= ${fmt(TARGET.eventsPerSecond)}): ${rate >= TARGET.eventsPerSecond ? 'PASS' : 'FAIL'}`);
     out(`  lost (not 200, or no successful sync): ${fmt(lost)}: ${lost === 0 ? 'PASS' : 'FAIL'}`);
@@ -441,6 +443,7 @@ async function run(): Promise<number> {
 }
 
 const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${SYNC_TASK}'`;
+const SYNC_UPDATES_SQL = "(SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS updates, (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS hot";
 const COMMITS_SQL = '(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())';
 
 /** Times 300 one-row INSERT + COMMIT on one connection: what one durable commit costs on this disk. */
