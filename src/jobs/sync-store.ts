@@ -38,7 +38,7 @@ export type Final = { status: 'success' | 'warning' | 'error'; error: Record<str
 
 /**
  * The sync job's reads and writes, grouped across the jobs one worker process runs at once: concurrent
- * jobs share one transaction per step ({@link Batcher}), so a worker's commits and round trips grow with
+ * jobs share one statement or transaction per step ({@link Batcher}), so a worker's commits and round trips grow with
  * the batches, not the events. A batch that fails is run again one job at a time, so one bad row fails
  * only its own job.
  */
@@ -55,7 +55,7 @@ export class SyncStore {
   }
 
   /**
-   * In one transaction: the request and its pipeline, the parsed event, the sync row (created on the
+   * The request and its pipeline, the parsed event, then in one statement the sync row (created on the
    * first run, its attempts counted on every run) and the lead category signal (once per request).
    * A recorded outcome is `done`, unless this is an asked-for retry of an error.
    */
