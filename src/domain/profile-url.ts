@@ -8,6 +8,8 @@
  * normalises to one canonical URL; {@link profileUrlVariants} expands it to the stored forms to match.
  */
 
+import { excerpt } from './excerpt.js';
+
 export type ProfileKind = 'professional' | 'microblog';
 
 export interface Profile {
@@ -26,9 +28,9 @@ export function normalizeProfileUrl(input: string): ProfileParse {
   try {
     url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`);
   } catch {
-    return { ok: false, reason: `profileUrl "${raw}" is not a URL` };
+    return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is not a URL` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: `profileUrl "${raw}" must be an http(s) URL` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" must be an http(s) URL` };
   const host = url.hostname.toLowerCase();
   const segments = url.pathname
     .split('/')
@@ -38,9 +40,9 @@ export function normalizeProfileUrl(input: string): ProfileParse {
   if (isProfessionalHost(host)) return professional(raw, segments);
   if (isMicroblogHost(host)) return microblog(raw, segments);
   if (segments.length === 0) {
-    return { ok: false, reason: `profileUrl "${raw}" is a bare domain: pass a person's profile URL (company rollups are not supported)` };
+    return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is a bare domain: pass a person's profile URL (company rollups are not supported)` };
   }
-  return { ok: false, reason: `profileUrl "${raw}" is not a linkedin.com/in/, linkedin.com/pub/ or x.com/twitter.com profile` };
+  return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is not a linkedin.com/in/, linkedin.com/pub/ or x.com/twitter.com profile` };
 }
 
 /**
@@ -77,8 +79,8 @@ function professional(raw: string, segments: string[]): ProfileParse {
     const ids = rest.slice(0, 3).filter((part) => /^[0-9a-z]+$/.test(part));
     return { ok: true, profile: { kind: 'professional', canonical: `https://www.linkedin.com/pub/${[slug, ...ids].join('/')}` } };
   }
-  if (segments.length === 0) return { ok: false, reason: `profileUrl "${raw}" is a bare domain: pass a person's profile URL (company rollups are not supported)` };
-  return { ok: false, reason: `profileUrl "${raw}" is not a person's profile: the path must start with /in/ or /pub/` };
+  if (segments.length === 0) return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is a bare domain: pass a person's profile URL (company rollups are not supported)` };
+  return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is not a person's profile: the path must start with /in/ or /pub/` };
 }
 
 // Handles are 1-15 letters, digits or underscores; these first segments are site pages, not people.
@@ -87,7 +89,7 @@ const RESERVED_MICROBLOG_PATHS = new Set(['home', 'explore', 'search', 'notifica
 function microblog(raw: string, segments: string[]): ProfileParse {
   const handle = (segments[0] ?? '').replace(/^@/, '');
   if (!/^[a-z0-9_]{1,15}$/.test(handle) || RESERVED_MICROBLOG_PATHS.has(handle)) {
-    return { ok: false, reason: `profileUrl "${raw}" is not a microblog profile: expected x.com/<handle> or twitter.com/<handle>` };
+    return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is not a microblog profile: expected x.com/<handle> or twitter.com/<handle>` };
   }
   // x.com/<handle>/status/<id> and any other sub-page (likes, media, with_replies) belong to the handle.
   return { ok: true, profile: { kind: 'microblog', canonical: `https://x.com/${handle}` } };

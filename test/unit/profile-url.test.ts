@@ -75,6 +75,13 @@ describe('normalizeProfileUrl', () => {
     expect(parsed.ok).toBe(false);
     expect(parsed.ok ? '' : parsed.reason).toMatch(reason);
   });
+
+  it('quotes at most 100 characters of a refused input, without control characters', () => {
+    const parsed = normalizeProfileUrl(`https://facebook.com/${'a'.repeat(5_000)}\u0007`);
+    const reason = parsed.ok ? '' : parsed.reason;
+    expect(reason).toMatch(/^profileUrl "https:\/\/facebook\.com\/a+\.\.\." is not a linkedin\.com\/in\//);
+    expect(reason.length).toBeLessThan(200);
+  });
 });
 
 describe('profileUrlVariants', () => {
