@@ -34,7 +34,8 @@ export interface SyncContext {
 /** `done`: nothing to do (request gone, or its outcome already recorded). */
 export type Loaded = { kind: 'done' } | { kind: 'loaded'; sync: SyncRow; context: SyncContext; parsed: ParseResult };
 
-export type Final = { status: 'success' | 'warning' | 'error'; error: Record<string, unknown> | null; failure?: FailureReason };
+/** A sync's outcome; `crmState`: the state after the connector's last step, stored with it. */
+export type Final = { status: 'success' | 'warning' | 'error'; error: Record<string, unknown> | null; failure?: FailureReason; crmState?: CrmState };
 
 /**
  * The sync job's reads and writes, grouped across the jobs one worker process runs at once: concurrent
@@ -140,6 +141,7 @@ export class SyncStore {
         items.map((i) => i.retry),
         items.map((i) => i.context.sourceId),
         items.map((i) => i.context.connectionId),
+        items.map((i) => (i.final.crmState === undefined ? null : JSON.stringify(i.final.crmState))),
       ]);
       const recorded = new Set(rows.map((r) => r.id));
       await moveHealth(client, items.filter((i) => recorded.has(i.sync.id)));
@@ -266,8 +268,8 @@ const SAVE_STATES_SQL = `
 // the next statement, which sees them).
 const FINISH_SQL = `
   WITH finished AS (
-    UPDATE syncs s SET status = i.status::sync_status, error = i.error::jsonb, updated_at = now()
-      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS i(id, status, error, retry)
+    UPDATE syncs s SET status = i.status::sync_status, error = i.error::jsonb, crm_state = COALESCE(i.state::jsonb, s.crm_state), updated_at = now()
+      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[], $7::text[]) AS i(id, status, error, retry, state)
      WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
     RETURNING s.id
   ),

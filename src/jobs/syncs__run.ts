@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmConfig, type CrmEvent, type CrmOutcome } from '../connectors/crm/index.js';
+import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmConfig, type CrmEvent, type CrmOutcome, type CrmState } from '../connectors/crm/index.js';
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
 import { openSecret, sealSecret } from '../domain/secrets.js';
@@ -66,15 +66,21 @@ async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context
   }
   // blocker() already refused CRM kinds without a connector.
   if (!connector) throw new Error(`no connector for ${context.crm}`);
+  // The state after the last step is stored with the outcome, in the same statement.
+  let lastState: CrmState | undefined;
   try {
     const outcome: CrmOutcome = await connector.write({
       event: crmEvent(event, context, sync),
       options: context,
       state: sync.crmState,
-      saveState: (state) => store.saveState(sync.id, state),
+      saveState: (state, options) => {
+        if (!options?.last) return store.saveState(sync.id, state);
+        lastState = state;
+        return Promise.resolve();
+      },
       renewCredentials: (used, exchange) => renewCredentials(deps, store, context.connectionId, used, exchange),
     });
-    return { kind: 'final', outcome: { status: outcome.status, error: outcome.status === 'warning' ? outcome.result : null } };
+    return { kind: 'final', outcome: { status: outcome.status, error: outcome.status === 'warning' ? outcome.result : null, ...(lastState ? { crmState: lastState } : {}) } };
   } catch (error) {
     if (!(error instanceof CrmError)) throw error;
     const details: Record<string, unknown> = { message: error.message };

@@ -49,6 +49,8 @@ interface Recorder {
   run: CrmRun;
   /** Every state saveState received, in order. */
   states: CrmState[];
+  /** Whether each save said no step follows it (`last`). */
+  lasts: boolean[];
   credentials: unknown[];
   /** The state as persisted now (the last one saved, or the one the run started with). */
   persisted(): CrmState;
@@ -56,17 +58,20 @@ interface Recorder {
 
 function recorder(event: CrmEvent, options: SourceOptions, state: CrmState = {}, hooks: { onSaveState?: (n: number) => void; onSaveCredentials?: () => void } = {}): Recorder {
   const states: CrmState[] = [];
+  const lasts: boolean[] = [];
   const credentials: unknown[] = [];
   return {
     states,
+    lasts,
     credentials,
     persisted: () => states.at(-1) ?? state,
     run: {
       event,
       options,
       state,
-      async saveState(next) {
+      async saveState(next, options) {
         states.push(structuredClone(next));
+        lasts.push(options?.last === true);
         hooks.onSaveState?.(states.length);
       },
       // One run alone: nothing else renews, so the exchange always happens.
@@ -184,6 +189,9 @@ describe('HubSpot connector', () => {
     expect(hs.notes.size + hs.tasks.size + hs.companies.size).toBe(0);
     expect(outcome.result).toMatchObject({ crm: 'HUBSPOT', contactId: contact?.id, contactCreated: true, activity: { type: 'emails', id: emails[0]?.id } });
     expect(rec.persisted()).toMatchObject({ contactId: contact?.id, activityId: emails[0]?.id, activityType: 'emails' });
+    // Written ahead with the contact, then completed by the last step.
+    expect(addedKeys(rec.states)).toEqual([['activityPending', 'activityType', 'contactCreated', 'contactId', 'timestamp'], ['activityId']]);
+    expect(rec.lasts).toEqual([false, true]);
   });
 
   it('writes company, association, owner and task when the source asks, saving state after each step', async () => {
@@ -205,10 +213,10 @@ describe('HubSpot connector', () => {
     expect(task?.properties).toMatchObject({ hs_task_status: 'NOT_STARTED', hs_task_type: 'EMAIL', hs_task_priority: 'MEDIUM', hubspot_owner_id: '501' });
     expect(hs.associations.find((a) => a.fromType === 'tasks')?.typeId).toBe(204);
     expect(outcome.result).toMatchObject({ companyId: company?.id, ownerId: '501', taskId: task?.id });
-    // One save per step, in order; creates are written ahead (pending) and then completed.
+    // One save per step that created something, in order (the contact upsert, safe to repeat, rides with
+    // the next); creates are written ahead (pending) and then completed.
     expect(addedKeys(rec.states)).toEqual([
-      ['contactCreated', 'contactId'],
-      ['companyId'],
+      ['companyId', 'contactCreated', 'contactId'],
       ['companyAssociated'],
       ['ownerDone', 'ownerId'],
       ['activityPending', 'activityType', 'timestamp'],
@@ -216,6 +224,7 @@ describe('HubSpot connector', () => {
       ['taskPending'],
       ['taskId'],
     ]);
+    expect(rec.lasts).toEqual([false, false, false, false, false, false, true]);
     expect(rec.persisted()).toMatchObject({ contactId: contact?.id, companyId: company?.id, companyAssociated: true, ownerDone: true, activityId: expect.any(String), taskId: task?.id });
   });
 
@@ -468,6 +477,8 @@ describe('Salesforce connector', () => {
     expect(queries[1]).toMatch(/FROM Lead WHERE Email = 'jane.doe@acme.test' AND IsConverted = false/);
     expect(sf.requests.every((r) => r.via === 'instance')).toBe(true);
     expect(rec.persisted()).toMatchObject({ whoId: lead?.Id, whoType: 'Lead', recordCreated: true, activityId: task?.Id });
+    expect(rec.lasts.at(-1)).toBe(true);
+    expect(rec.lasts.slice(0, -1)).not.toContain(true);
   });
 
   it('prefers an existing Contact over a Lead with the same email', async () => {

@@ -89,6 +89,10 @@ describe('every sample payload, into HubSpot', () => {
     expect(contact, `contact ${sync.to_email}`).toBeDefined();
     expect(hubspot.contacts.size - before.contacts).toBeLessThanOrEqual(1);
     expect(hubspot.emails.size + hubspot.notes.size).toBeGreaterThan(before.activities);
+    // What the CRM steps created is stored with the outcome, for any later run of this sync.
+    const [stored] = await ctx.db.query<{ crm_state: Record<string, unknown> }>('SELECT crm_state FROM syncs WHERE id = $1', [sync.id]);
+    expect(stored?.crm_state).toMatchObject({ contactId: contact?.id, activityId: expect.any(String) });
+    expect(stored?.crm_state).not.toHaveProperty('activityPending');
     // And the sync is visible through the API.
     const page = await apiGet(ctx.server.baseUrl, `/syncs?${around()}&connectionId=${hubspotConnection}&limit=500`, KEYS.acmeRead);
     expect(page.body.data.find((s: { id: number }) => s.id === Number(sync.id))).toMatchObject({ status: 'success', eventType: sync.event_type, toEmail: sync.to_email, platform });

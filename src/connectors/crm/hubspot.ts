@@ -88,8 +88,14 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
 
   // 1. Contact.
   if (state.contactId === undefined) {
-    const contact = event.email ? await upsertContactByEmail(api, event) : await findOrCreateSocialContact(api, event);
-    await book.save({ contactId: contact.id, contactCreated: contact.created });
+    if (event.email) {
+      // An upsert by email is safe to repeat: the next save carries its id.
+      const contact = await upsertContactByEmail(api, event);
+      book.note({ contactId: contact.id, contactCreated: contact.created });
+    } else {
+      const contact = await findOrCreateSocialContact(api, event);
+      await book.save({ contactId: contact.id, contactCreated: contact.created });
+    }
   }
   const contactId = state.contactId as string;
   result.contactId = contactId;
@@ -135,7 +141,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
       await book.save({ activityType: type, activityPending: true, timestamp });
       id = await createEngagement(api, type, contactId, activityProperties(type, event, timestamp));
     }
-    await book.save({ activityType: type, activityId: id, activityPending: undefined });
+    await book.save({ activityType: type, activityId: id, activityPending: undefined }, { last: !options.createOrUpdateTask });
   }
   result.activity = { type: state.activityType, id: state.activityId };
 
@@ -149,7 +155,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
         await book.save({ taskPending: true, timestamp });
         id = await createEngagement(api, 'tasks', contactId, taskProperties(event, timestamp, state.ownerId ?? null));
       }
-      await book.save({ taskId: id, taskPending: undefined });
+      await book.save({ taskId: id, taskPending: undefined }, { last: true });
     });
     if (state.taskId !== undefined) result.taskId = state.taskId;
   }

@@ -120,7 +120,7 @@ async function writeEvent(api: SalesforceSession, run: CrmRun, deps: ConnectorDe
       await book.save({ activityPendingSince: state.activityPendingSince ?? new Date(deps.now() - SKEW_MS).toISOString() });
       id = await api.create('activity', 'Task', fields);
     }
-    await book.save({ activityId: id, activityPendingSince: undefined });
+    await book.save({ activityId: id, activityPendingSince: undefined }, { last: !options.createOrUpdateTask });
   }
   result.activityId = state.activityId;
 
@@ -134,7 +134,7 @@ async function writeEvent(api: SalesforceSession, run: CrmRun, deps: ConnectorDe
         await book.save({ taskPendingSince: state.taskPendingSince ?? new Date(deps.now() - SKEW_MS).toISOString() });
         id = await api.create('task', 'Task', fields);
       }
-      await book.save({ taskId: id, taskPendingSince: undefined });
+      await book.save({ taskId: id, taskPendingSince: undefined }, { last: true });
     });
     if (state.taskId !== undefined) result.taskId = state.taskId;
   }

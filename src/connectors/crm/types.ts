@@ -48,8 +48,11 @@ export interface CrmRun {
   options: SourceOptions;
   /** The sync's crm_state: `{}` on a first attempt. */
   state: CrmState;
-  /** Persists the state; called after every step that wrote something, and before a create is sent. */
-  saveState(state: CrmState): Promise<void>;
+  /**
+   * Persists the state; called after every step that created something, and before a create is sent.
+   * `last`: no step follows, so the job may store it together with the outcome, which comes next.
+   */
+  saveState(state: CrmState, options?: { last?: boolean }): Promise<void>;
   /**
    * Replaces expired OAuth credentials, once for all runs of one connection that find them expired (a
    * refresh-token rotation voids the old refresh token, so a second exchange with it would fail): under
@@ -239,12 +242,20 @@ export class StateBook<S extends CrmState> {
   }
 
   /** Merges `patch` (undefined values delete keys) and persists the whole state. */
-  async save(patch: { [K in keyof S]?: S[K] | undefined }): Promise<void> {
+  async save(patch: { [K in keyof S]?: S[K] | undefined }, options: { last?: boolean } = {}): Promise<void> {
+    this.note(patch);
+    await this.run.saveState(structuredClone(this.state), options);
+  }
+
+  /**
+   * Merges `patch` without persisting it: for what a step that is safe to repeat found (an upsert), which
+   * the next save carries. Lost with a crash, it costs a repeated upsert, never a duplicate.
+   */
+  note(patch: { [K in keyof S]?: S[K] | undefined }): void {
     for (const [key, value] of Object.entries(patch)) {
       if (value === undefined) delete (this.state as Record<string, unknown>)[key];
       else (this.state as Record<string, unknown>)[key] = value;
     }
-    await this.run.saveState(structuredClone(this.state));
   }
 }
 
