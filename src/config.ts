@@ -22,6 +22,8 @@ export interface Config {
   trustProxyHops: number;
   logLevel: LogLevel;
   workerMonitoring: boolean;
+  /** Sync jobs one worker process runs at once (graphile-worker concurrency; its local queue is twice that). */
+  workerConcurrency: number;
   queryTimeoutMs: number;
   /** Requests per 60 s; 0 turns a limit off. */
   rateLimits: { perIp: number; perAccount: number; outreach: number };
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustProxyHops: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     workerMonitoring: e.WORKER_MONITORING,
+    workerConcurrency: e.WORKER_CONCURRENCY,
     queryTimeoutMs: e.QUERY_TIMEOUT_MS,
     rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
     hubspotBaseUrl: stripTrailingSlash(e.HUBSPOT_BASE_URL),
@@ -161,6 +164,7 @@ const envSchema = z.object({
     'info',
   ),
   WORKER_MONITORING: withDefault(boolean, 'false'),
+  WORKER_CONCURRENCY: withDefault(integer(1, 1_000), '128'),
   QUERY_TIMEOUT_MS: withDefault(integer(1, 600_000), '20000'),
   RATE_LIMIT_PER_IP: withDefault(integer(0, 1_000_000_000), '120'),
   RATE_LIMIT_PER_ACCOUNT: withDefault(integer(0, 1_000_000_000), '120'),

@@ -19,7 +19,7 @@ import { RequestAcceptor } from './ingress/accept.js';
 import { ingressHandler } from './ingress/handler.js';
 import { createLogger, type Logger } from './logger.js';
 import { ShutdownStack } from './shutdown.js';
-import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from './worker.js';
+import { startWorker, WORKER_APPLICATION_NAME, workerPoolSize, workerSettings } from './worker.js';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -57,13 +57,14 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   // Demo data (with its public keys) only ever goes into the embedded database, never a real one.
   if (role === 'all' && config.databaseUrl === undefined) await seedDemo(prisma, database, logger);
   if (role !== 'api') {
-    const pool = new pg.Pool({ connectionString: database.url, max: workerPoolSize(WORKER_SETTINGS), application_name: WORKER_APPLICATION_NAME });
+    const settings = workerSettings(config.workerConcurrency);
+    const pool = new pg.Pool({ connectionString: database.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
     // A dropped connection must not crash the process: log it, and the pool replaces it.
     pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
     pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
     const crm = { hubspotBaseUrl: config.hubspotBaseUrl, salesforceLoginUrl: config.salesforceLoginUrl, outboundAllowPrivate: config.outboundAllowPrivate };
-    const runner: Runner = await startWorker(pool, logger, { crm, encryptionKey: database.encryptionKey });
+    const runner: Runner = await startWorker(pool, logger, { crm, encryptionKey: database.encryptionKey }, settings);
     stack.push('worker', () => runner.stop());
   }
   // HTTP starts last so that it stops first: drained while the worker and the database still run.
@@ -79,7 +80,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     stack.push('http', () => closeServer(server));
   }
 
-  logger.info({ role, database: database.description, worker: role === 'api' ? undefined : WORKER_SETTINGS }, 'started');
+  logger.info({ role, database: database.description, worker: role === 'api' ? undefined : workerSettings(config.workerConcurrency) }, 'started');
   if (role === 'all') process.stdout.write(`\n${(await demoBanner(prisma, config)).join('\n')}\n\n`);
 }
 

@@ -11,7 +11,7 @@ export class Batcher<I, O> {
   private pending: Pending<I, O>[] = [];
   private inFlight = 0;
   private scheduled = false;
-  private idle: (() => void)[] = [];
+  private drained: (() => void)[] = [];
 
   /**
    * `run` answers a batch with one output per item, in order. With `key`, items of equal key never share
@@ -36,10 +36,15 @@ export class Batcher<I, O> {
     });
   }
 
+  /** Nothing waiting and nothing in flight. */
+  get idle(): boolean {
+    return this.pending.length === 0 && this.inFlight === 0;
+  }
+
   /** Resolves once every call made so far is answered. */
   drain(): Promise<void> {
     if (this.pending.length === 0 && this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private schedule(): void {
@@ -67,7 +72,7 @@ export class Batcher<I, O> {
     } finally {
       this.inFlight -= 1;
       this.schedule();
-      if (this.pending.length === 0 && this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+      if (this.pending.length === 0 && this.inFlight === 0) for (const resolve of this.drained.splice(0)) resolve();
     }
   }
 

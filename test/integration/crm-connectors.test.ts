@@ -264,6 +264,55 @@ describe('HubSpot connector', () => {
     expect(rec.persisted().companyAssociated).toBeUndefined();
   });
 
+  describe('syncs writing at once share one contact upsert call', () => {
+    const upserts = () => hs.requests.filter((r) => r.path === '/crm/v3/objects/contacts/batch/upsert');
+
+    it('upserts the contacts of concurrent syncs in one call, each sync with its own contact', async () => {
+      const emails = ['ann@one.test', 'bob@two.test', 'cy@three.test'];
+      const outcomes = await Promise.all(emails.map((email) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)));
+
+      expect(upserts()).toHaveLength(1);
+      expect(hs.contacts.size).toBe(3);
+      outcomes.forEach((outcome, i) => {
+        const contact = hs.contacts.get(outcome.result.contactId as string);
+        expect(contact?.properties.email).toBe(emails[i]);
+        expect(outcome.result.contactCreated).toBe(true);
+        expect(hs.engagementsOf(contact?.id ?? '', 'emails')).toHaveLength(1);
+      });
+    });
+
+    it('sends one input for syncs of one email, and calls only one of them the creator', async () => {
+      const outcomes = await Promise.all([1, 2, 3].map(() => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(), NO_OPTIONS).run)));
+
+      expect(upserts()).toHaveLength(1);
+      expect(hs.contacts.size).toBe(1);
+      expect(new Set(outcomes.map((o) => o.result.contactId)).size).toBe(1);
+      expect(outcomes.map((o) => o.result.contactCreated)).toEqual([true, false, false]);
+      expect(hs.emails.size).toBe(3);
+    });
+
+    it('sends each sync back to its own call when the shared one fails', async () => {
+      hs.failNext(1, { status: 500, path: '/batch/upsert' });
+
+      const outcomes = await Promise.all(['ann@one.test', 'bob@two.test'].map((email) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)));
+
+      expect(outcomes.map((o) => o.status)).toEqual(['success', 'success']);
+      expect(upserts().map((r) => r.status)).toEqual([500, 200, 200]);
+      expect(hs.contacts.size).toBe(2);
+    });
+
+    it('never groups syncs of different HubSpot accounts', async () => {
+      hs.accessTokens.add('another-account-token');
+
+      await Promise.all([
+        connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email: 'ann@one.test' }), NO_OPTIONS).run),
+        connector('HUBSPOT', { accessToken: 'another-account-token' }, hubspotConfig(hs)).write(recorder(crmEvent({ email: 'bob@two.test' }), NO_OPTIONS).run),
+      ]);
+
+      expect(upserts()).toHaveLength(2);
+    });
+  });
+
   it('honours Retry-After on 429', async () => {
     // Setup
     hs.failNext(1, { status: 429, retryAfter: 1, path: '/batch/upsert' });

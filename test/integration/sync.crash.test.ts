@@ -49,6 +49,8 @@ describe('a worker killed mid-batch', () => {
       HUBSPOT_BASE_URL: hubspot.url,
       OUTBOUND_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'info',
+      // Few slots, so syncs finish one after another and the kill lands while some are written and some not.
+      WORKER_CONCURRENCY: '4',
     });
     await victim.waitFor('"msg":"started"');
     await eventually(async () => ((await recorded(requestIds)) >= 15 ? true : undefined), 60_000, '15 recorded syncs');

@@ -38,6 +38,7 @@ const DEFAULTS: Config = {
   trustProxyHops: 0,
   logLevel: 'info',
   workerMonitoring: false,
+  workerConcurrency: 128,
   queryTimeoutMs: 20_000,
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   hubspotBaseUrl: 'https://api.hubapi.com',
@@ -209,6 +210,10 @@ describe('loadConfig accepted values', () => {
     expect(loadConfig({ TRUST_PROXY: value }, CWD).trustProxyHops).toBe(hops);
   });
 
+  it('reads WORKER_CONCURRENCY', () => {
+    expect(loadConfig({ WORKER_CONCURRENCY: '4' }, CWD).workerConcurrency).toBe(4);
+  });
+
   it('reads the three rate limits, 0 turning one off', () => {
     expect(loadConfig({ RATE_LIMIT_PER_IP: '0', RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_OUTREACH: '7' }, CWD).rateLimits).toEqual({ perIp: 0, perAccount: 5, outreach: 7 });
   });
@@ -314,6 +319,8 @@ describe('loadConfig rejected values', () => {
     ['RATE_LIMIT_PER_ACCOUNT', '1.5', 'must be a whole number'],
     ['RATE_LIMIT_OUTREACH', 'many', 'must be a whole number'],
     ['WORKER_MONITORING', 'TRUE', 'must be true or false'],
+    ['WORKER_CONCURRENCY', '0', 'must be at least 1'],
+    ['WORKER_CONCURRENCY', '1001', 'must be at most 1000'],
     ['BASE_URL', 'ftp://x', 'must be an http:// or https:// URL'],
     ['BASE_URL', 'localhost:3000', 'must be an http:// or https:// URL'],
     ['INGRESS_URL', 'not a url', 'must be an http:// or https:// URL'],
