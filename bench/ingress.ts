@@ -41,7 +41,7 @@ import { freePort } from '../src/db/embedded.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { SYNC_TASK } from '../src/ingress/accept.js';
 import { createLogger } from '../src/logger.js';
-import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../src/worker.js';
+import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize, workerSettings } from '../src/worker.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
 
 const DURATION = envNumber('BENCH_DURATION', 15);
@@ -187,7 +187,7 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
 
 /** `--worker`: the real worker, wired as src/main.ts wires it, with this run's concurrency. */
 async function workerRole(spec: { url: string; concurrency: number; hubspotBaseUrl: string }): Promise<void> {
-  const settings = { ...WORKER_SETTINGS, concurrency: spec.concurrency };
+  const settings = workerSettings(spec.concurrency);
   const pool = new pg.Pool({ connectionString: spec.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
   const logger = createLogger('warn', process.stderr);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
