@@ -12,7 +12,7 @@
  * pair with fsync and synchronous_commit off (a reload, no restart), for comparison. After every (b) run:
  * rows == jobs, every new request row has its syncs__run job, and rows >= the 200s answered.
  * (c) BENCH_EVENTS events through the same ingress (Smartlead samples rotated over BENCH_SOURCES sources of
- * one HubSpot connection) with the HubSpot emulator (test/emulators, real HTTP, in this process) answering
+ * one HubSpot connection, each event's lead email made unique by the load generator) with the HubSpot emulator (test/emulators, real HTTP, in this process) answering
  * and worker processes wired as `src/main.ts worker` wires one (startWorker, pool of workerPoolSize()), for
  * each value of BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
  * CPU per process group (from /proc) and commits per event show where the time goes.
@@ -39,6 +39,7 @@ import { seedFixture } from '../src/admin/seed.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { freePort } from '../src/db/embedded.js';
 import { createPrisma } from '../src/db/prisma.js';
+import { parseInbound } from '../src/connectors/sequencers/index.js';
 import { SYNC_TASK } from '../src/ingress/accept.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize, workerSettings } from '../src/worker.js';
@@ -67,6 +68,8 @@ const PROFILE = process.env.BENCH_PROFILE || undefined;
 interface LoadSpec {
   port: number;
   requests: { path: string; body: string }[];
+  /** Replace `[<id>]` in bodies with a unique id per request. */
+  idReplacement?: boolean;
   duration?: number;
   amount?: number;
 }
@@ -150,6 +153,7 @@ async function loadRole(): Promise<void> {
       url: `http://127.0.0.1:${spec.port}`, connections: CONNECTIONS, method: 'POST', headers: { 'content-type': 'application/json' },
       requests: spec.requests.map((r) => ({ method: 'POST', path: r.path, body: r.body })),
       ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration }),
+      idReplacement: spec.idReplacement === true,
       timeout: 60,
     });
     run.on('response', (_client, status, _bytes, took) => status >= 200 && status < 300 && latencies.push(took));
@@ -354,9 +358,11 @@ async function run(): Promise<number> {
   const hubspot = await startHubspotEmulator({ accessToken: TOKEN });
   cleanups.push(() => hubspot.close());
   const samples = readdirSync(PAYLOADS).sort().map((file) => readFileSync(new URL(file, PAYLOADS), 'utf8'));
-  const requests = codes.flatMap((code) => samples.map((body) => ({ path: `/webhooks/${code}`, body })));
+  const bodies = samples.map(withUniqueLead);
+  const requests = codes.flatMap((code) => bodies.map((body) => ({ path: `/webhooks/${code}`, body })));
   out('');
   out(`(c) end to end: ${fmt(EVENTS)} events through the ingress above (the ${samples.length} Smartlead samples over ${SOURCES} sources of one HubSpot connection,`);
+  out('    each event with a lead email of its own (autocannon `[<id>]` replacement): every sync writes a new contact),');
   out(`    ${CONNECTIONS} connections, as fast as the load generator goes), the HubSpot emulator answering (real HTTP, in the bench process),`);
   out(`    ${WORKERS} worker process(es) wired as \`src/main.ts worker\`; timed from the first POST to the last sync's status (syncs.updated_at)`);
   out(`graphile-worker settings: WORKER_SETTINGS = ${JSON.stringify(WORKER_SETTINGS)}; runs with concurrency ${CONCURRENCIES.join(', ')} per process`);
@@ -380,7 +386,7 @@ async function run(): Promise<number> {
     });
     log(`(c) concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
     let pushed: LoadResult | undefined;
-    const pushing = runLoad(load, { port: apiPort, requests, amount: EVENTS }).then((r) => (pushed = r));
+    const pushing = runLoad(load, { port: apiPort, requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
     let doneAtPushEnd: number | undefined;
     let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
     for (;;) {
@@ -424,7 +430,7 @@ async function run(): Promise<number> {
     out(`concurrency ${concurrency} x ${WORKERS} process(es), pollInterval ${WORKER_SETTINGS.pollInterval} ms:`);
     out(`  ingress: ${fmt(p.ok)} x 200 in ${p.seconds.toFixed(1)} s (${fmt(Math.round(p.rps))} req/s, p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms), non-2xx ${p.non2xx}, errors ${p.errors + p.timeouts}; ${fmt(doneAtPushEnd ?? 0)} syncs recorded by then`);
     out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')} of ${fmt(Number(after!.accepted))} requests`);
-    out(`  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`);
+    out(`  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`);
     out(`  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event; each job held a worker slot ~${ms((concurrency * WORKERS * seconds * 1000) / Math.max(1, success))} ms (slots x time / events)`);
     const updates = Number(after!.updates) - Number(before!.updates);
     out(`  syncs rows: ${(updates / Math.max(1, success)).toFixed(1)} updates per event, ${Math.round((100 * (Number(after!.hot) - Number(before!.hot))) / Math.max(1, updates))} % of them heap-only (HOT: no index entries)`);
@@ -440,6 +446,14 @@ async function run(): Promise<number> {
     }
     return rate >= TARGET.eventsPerSecond && lost === 0;
   }
+}
+
+/** The sample with its lead's email (the parsed identity, in any case) turned into a per-request unique one. */
+function withUniqueLead(body: string): string {
+  const parsed = parseInbound('smartlead', body);
+  const email = parsed.ok ? parsed.event.contact.email : null;
+  if (!email) throw new Error('every Smartlead sample names its lead by email');
+  return body.replace(new RegExp(email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), 'lead-[<id>]@prospect.test');
 }
 
 const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${SYNC_TASK}'`;

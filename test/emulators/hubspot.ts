@@ -89,6 +89,8 @@ const ASSOCIATION_TYPES: Record<string, readonly number[]> = {
 export class HubspotEmulator {
   url = '';
   readonly contacts = new Map<string, HsObject>();
+  private readonly contactIdsByEmail = new Map<string, string>();
+  private indexedContacts = 0;
   readonly companies = new Map<string, HsObject>();
   readonly emails = new Map<string, HsObject>();
   readonly notes = new Map<string, HsObject>();
@@ -257,7 +259,7 @@ export class HubspotEmulator {
       if (problem) return [400, problem];
       const email = input.id.toLowerCase();
       const properties = stringify(asRecord(input.properties));
-      let contact = [...this.contacts.values()].find((c) => c.properties.email === email);
+      let contact = this.contactByEmail(email);
       const created = contact === undefined;
       if (!contact) contact = this.insert('contacts', { ...properties, email });
       else Object.assign(contact.properties, properties, { email }, { lastmodifieddate: new Date().toISOString() });
@@ -267,13 +269,28 @@ export class HubspotEmulator {
     return [200, { status: 'COMPLETE', results, startedAt: now, completedAt: now }];
   }
 
+  /**
+   * The contact with this email, from an index kept by this class's writes and rebuilt when a test put
+   * contacts in the map directly (the bench upserts thousands: a scan per upsert would dominate).
+   */
+  private contactByEmail(email: string): HsObject | undefined {
+    if (this.indexedContacts !== this.contacts.size) {
+      this.contactIdsByEmail.clear();
+      for (const contact of this.contacts.values()) if (contact.properties.email) this.contactIdsByEmail.set(contact.properties.email, contact.id);
+      this.indexedContacts = this.contacts.size;
+    }
+    const id = this.contactIdsByEmail.get(email);
+    const contact = id === undefined ? undefined : this.contacts.get(id);
+    return contact?.properties.email === email ? contact : undefined;
+  }
+
   private create(type: ObjectType, json: unknown): [number, unknown] {
     const body = asRecord(json);
     const problem = this.checkProperties(type, body.properties, true);
     if (problem) return [400, problem];
     const properties = stringify(asRecord(body.properties));
     if (type === 'contacts' && properties.email) {
-      const existing = [...this.contacts.values()].find((c) => c.properties.email === properties.email?.toLowerCase());
+      const existing = this.contactByEmail(properties.email.toLowerCase());
       if (existing) return [409, error('CONFLICT', `Contact already exists. Existing ID: ${existing.id}`)];
     }
     const associations = body.associations ?? [];
@@ -308,6 +325,7 @@ export class HubspotEmulator {
     if (problem) return [400, problem];
     Object.assign(object.properties, stringify(asRecord(properties)));
     object.updatedAt = new Date().toISOString();
+    if (type === 'contacts' && object.properties.email) this.contactIdsByEmail.set(object.properties.email, object.id);
     return [200, view(object, Object.keys(asRecord(properties)))];
   }
 
@@ -392,6 +410,10 @@ export class HubspotEmulator {
     const id = String((this.nextId += 1));
     const object: HsObject = { id, properties: { ...properties, hs_object_id: id, createdate: now }, createdAt: now, updatedAt: now, archived: false };
     this.store(type).set(id, object);
+    if (type === 'contacts') {
+      if (properties.email) this.contactIdsByEmail.set(properties.email, id);
+      if (this.indexedContacts === this.contacts.size - 1) this.indexedContacts = this.contacts.size;
+    }
     return object;
   }
 }
