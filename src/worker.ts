@@ -36,6 +36,9 @@ export const workerPoolSize = (settings: WorkerSettings): number => Math.min(set
 export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<Runner> {
   const sweeper = new AbandonedLockSweeper(pool, settings.staleAfterMs ?? 60_000, (error) => logger.warn({ err: error }, 'worker heartbeat failed'));
   const events: WorkerEvents = new EventEmitter();
+  // graphile-worker 0.17 locks jobs in the pool's name (its local queue fetches ahead for all slots); the
+  // slots' own ids are beaten too, for versions that lock per worker.
+  events.on('pool:create', ({ workerPool }) => sweeper.add(workerPool.id));
   events.on('worker:create', ({ worker }) => sweeper.add(worker.workerId));
   const runner = await run({
     pgPool: pool,

@@ -3,8 +3,9 @@ import type pg from 'pg';
 /**
  * Recovery of jobs a killed worker left locked. graphile-worker only frees a lock after 4 hours; until
  * then an accepted request whose worker died (SIGKILL, a lost machine) would wait. Every worker process
- * beats for its worker ids, and frees the jobs locked by workers whose beat stopped more than
- * `staleAfterMs` ago (their jobs then run again; each task is safe to rerun).
+ * beats for the ids its jobs are locked under (the worker pool's, and each slot's), and frees the jobs
+ * locked under ids whose beat stopped more than `staleAfterMs` ago (their jobs then run again; each task
+ * is safe to rerun). A live process's jobs are never freed, however long they are held.
  */
 export class AbandonedLockSweeper {
   private readonly ids = new Set<string>();

@@ -81,3 +81,24 @@ describe('a worker killed mid-batch', () => {
     expect(hubspot.contacts.size).toBe(EVENTS);
   }, 180_000);
 });
+
+describe('a live worker holding a job longer than the stale time', () => {
+  it('keeps its lock: the job is neither freed nor run twice', async () => {
+    // A worker that calls others dead after 1 s without a heartbeat, and a CRM that takes 3 s to create.
+    const before = hubspot.emails.size;
+    hubspot.slow(3_000, /^\/crm\/v3\/objects\/emails$/);
+    const worker = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000 });
+    try {
+      const body = JSON.stringify({ event_type: 'EMAIL_SENT', to_email: 'patient@prospect.test', subject: 'Slow one', sent_message: { text: 'Hi' } });
+      const res = await fetch(`${ctx.server.baseUrl}/webhooks/${CODE}`, { method: 'POST', body });
+      const { requestId } = (await res.json()) as { requestId: number };
+      await eventually(async () => ((await recorded([requestId])) === 1 ? true : undefined), 30_000, 'the slow sync recorded');
+      // Time for a wrongly freed second run to reach the CRM too.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+    } finally {
+      hubspot.slow(0);
+      await worker.stop();
+    }
+    expect(hubspot.emails.size - before).toBe(1);
+  }, 60_000);
+});
