@@ -36,11 +36,6 @@ export class Batcher<I, O> {
     });
   }
 
-  /** Nothing waiting and nothing in flight. */
-  get idle(): boolean {
-    return this.pending.length === 0 && this.inFlight === 0;
-  }
-
   /** Resolves once every call made so far is answered. */
   drain(): Promise<void> {
     if (this.pending.length === 0 && this.inFlight === 0) return Promise.resolve();

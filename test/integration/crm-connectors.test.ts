@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
 import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
+import { CONTACT_UPSERTS } from '../../src/connectors/crm/hubspot.js';
 import { HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
 import { SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
 
@@ -272,6 +273,7 @@ describe('HubSpot connector', () => {
       const outcomes = await Promise.all(emails.map((email) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)));
 
       expect(upserts()).toHaveLength(1);
+      expect(CONTACT_UPSERTS.size).toBe(0); // nothing (no token) stays behind
       expect(hs.contacts.size).toBe(3);
       outcomes.forEach((outcome, i) => {
         const contact = hs.contacts.get(outcome.result.contactId as string);
@@ -310,6 +312,7 @@ describe('HubSpot connector', () => {
       ]);
 
       expect(upserts()).toHaveLength(2);
+      expect(CONTACT_UPSERTS.size).toBe(0);
     });
   });
 

@@ -203,24 +203,32 @@ interface GroupedUpsert {
  * token refresh are those of every other step.
  */
 class ContactUpserts {
-  private readonly batchers = new Map<string, Batcher<GroupedUpsert, { id: string; created: boolean } | undefined>>();
+  /** Per account, the batcher and how many syncs are using it: the entry (and its token) goes with the last. */
+  private readonly groups = new Map<string, { batcher: Batcher<GroupedUpsert, { id: string; created: boolean } | undefined>; users: number }>();
 
   async upsert(api: HubspotSession, email: string, properties: Record<string, string>): Promise<{ id: string; created: boolean } | undefined> {
     const key = api.groupKey();
-    let batcher = this.batchers.get(key);
-    if (!batcher) {
-      batcher = new Batcher((items) => upsertGroup(items), { concurrency: 2, maxBatch: 100 });
-      this.batchers.set(key, batcher);
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { batcher: new Batcher((items) => upsertGroup(items), { concurrency: 2, maxBatch: 100 }), users: 0 };
+      this.groups.set(key, group);
     }
+    group.users += 1;
     try {
-      return await batcher.load({ api, email, properties });
+      return await group.batcher.load({ api, email, properties });
     } finally {
-      if (batcher.idle && this.batchers.get(key) === batcher) this.batchers.delete(key);
+      group.users -= 1;
+      if (group.users === 0 && this.groups.get(key) === group) this.groups.delete(key);
     }
+  }
+
+  /** Accounts with syncs upserting now (tests: nothing stays behind). */
+  get size(): number {
+    return this.groups.size;
   }
 }
 
-const CONTACT_UPSERTS = new ContactUpserts();
+export const CONTACT_UPSERTS = new ContactUpserts();
 
 /** One batch upsert for a group of syncs; those of one email share an input (the last one's properties win, as in turn). */
 async function upsertGroup(items: GroupedUpsert[]): Promise<({ id: string; created: boolean } | undefined)[]> {
