@@ -47,6 +47,8 @@ export class SyncStore {
   private readonly loads: Batcher<{ requestId: number; retry: boolean }, Loaded>;
   private readonly states: Batcher<{ syncId: string; state: CrmState }, void>;
   private readonly finishes: Batcher<Finish, void>;
+  /** The last renewal queued per connection. */
+  private readonly renewals = new Map<number, Promise<void>>();
 
   constructor(private readonly pool: pg.Pool) {
     this.loads = new Batcher((items) => this.loadMany(items), { key: (i) => i.requestId, isolateFailures: true, maxBatch: 200 });
@@ -86,6 +88,23 @@ export class SyncStore {
    * process, run one after another.
    */
   async withCredentials(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
+    // One at a time per connection in this process: the others wait here, not holding a pool connection
+    // to wait on the row lock, and find the renewed credentials when their turn comes.
+    const previous = this.renewals.get(connectionId) ?? Promise.resolve();
+    const turn = previous.then(() => this.renewUnderLock(connectionId, renew));
+    const settled = turn.then(
+      () => {},
+      () => {},
+    );
+    this.renewals.set(connectionId, settled);
+    try {
+      await turn;
+    } finally {
+      if (this.renewals.get(connectionId) === settled) this.renewals.delete(connectionId);
+    }
+  }
+
+  private async renewUnderLock(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
     await this.transaction(async (client) => {
       const { rows } = await client.query<{ sealed: string | null }>('SELECT credentials_encrypted AS sealed FROM connections WHERE id = $1 FOR UPDATE', [connectionId]);
       const next = await renew(rows[0]?.sealed ?? null);
