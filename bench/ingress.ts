@@ -12,9 +12,10 @@
  * pair with fsync and synchronous_commit off (a reload, no restart), for comparison. After every (b) run:
  * rows == jobs, every new request row has its syncs__run job, and rows >= the 200s answered.
  * (c) BENCH_EVENTS events through the same ingress (Smartlead samples rotated over BENCH_SOURCES sources of
- * one HubSpot connection, each event's lead email made unique by the load generator) with the HubSpot emulator (test/emulators, real HTTP, in this process) answering
- * and worker processes wired as `src/main.ts worker` wires one (startWorker, pool of workerPoolSize()), for
- * each value of BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
+ * one HubSpot connection, each event's lead email made unique by the load generator) with the HubSpot
+ * emulator (test/emulators, real HTTP, in this process) answering and worker processes wired as
+ * `src/main.ts worker` wires one (startWorker, pool of workerPoolSize()), for each value of
+ * BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
  * CPU per process group (from /proc) and commits per event show where the time goes.
  *
  * This file also runs as its own child processes: `--load` (autocannon, commands on stdin), `--bare`

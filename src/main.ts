@@ -56,8 +56,8 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
 
   // Demo data (with its public keys) only ever goes into the embedded database, never a real one.
   if (role === 'all' && config.databaseUrl === undefined) await seedDemo(prisma, database, logger);
+  const settings = workerSettings(config.workerConcurrency);
   if (role !== 'api') {
-    const settings = workerSettings(config.workerConcurrency);
     const pool = new pg.Pool({ connectionString: database.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
     // A dropped connection must not crash the process: log it, and the pool replaces it.
     pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
@@ -80,7 +80,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     stack.push('http', () => closeServer(server));
   }
 
-  logger.info({ role, database: database.description, worker: role === 'api' ? undefined : workerSettings(config.workerConcurrency) }, 'started');
+  logger.info({ role, database: database.description, worker: role === 'api' ? undefined : settings }, 'started');
   if (role === 'all') process.stdout.write(`\n${(await demoBanner(prisma, config)).join('\n')}\n\n`);
 }
 

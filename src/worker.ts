@@ -19,11 +19,11 @@ export interface WorkerSettings {
 /** The name worker pools give their connections: /health/ready reads a live one as the worker's heartbeat. */
 export const WORKER_APPLICATION_NAME = 'pipeline-sync-worker';
 
-/** graphile-worker settings; printed at start so benchmarks can report them. */
-export const WORKER_SETTINGS: WorkerSettings = { concurrency: 128, pollInterval: 2_000, staleAfterMs: 60_000, localQueueSize: 256, completeJobBatchDelay: 0 };
+/** graphile-worker settings for `concurrency` job slots (WORKER_CONCURRENCY), with a local queue of twice that. */
+export const workerSettings = (concurrency: number): WorkerSettings => ({ concurrency, pollInterval: 2_000, staleAfterMs: 60_000, localQueueSize: concurrency * 2, completeJobBatchDelay: 0 });
 
-/** {@link WORKER_SETTINGS} with `concurrency` job slots (WORKER_CONCURRENCY) and a local queue of twice that. */
-export const workerSettings = (concurrency: number): WorkerSettings => ({ ...WORKER_SETTINGS, concurrency, localQueueSize: concurrency * 2 });
+/** The default settings (128 slots); printed at start so benchmarks can report them. */
+export const WORKER_SETTINGS: WorkerSettings = workerSettings(128);
 
 /** Connections a worker process needs: graphile-worker's own (fetch, complete, listen) plus the grouped sync statements. */
 export const workerPoolSize = (settings: WorkerSettings): number => Math.min(settings.concurrency, 8) + 4;

@@ -39,8 +39,8 @@ export type Final = { status: 'success' | 'warning' | 'error'; error: Record<str
 
 /**
  * The sync job's reads and writes, grouped across the jobs one worker process runs at once: concurrent
- * jobs share one statement or transaction per step ({@link Batcher}), so a worker's commits and round trips grow with
- * the batches, not the events. A batch that fails is run again one job at a time, so one bad row fails
+ * jobs share one statement or transaction per step ({@link Batcher}), so a worker's commits and round
+ * trips grow with the batches, not the events. A batch that fails is run again one job at a time, so one bad row fails
  * only its own job.
  */
 export class SyncStore {
@@ -80,8 +80,6 @@ export class SyncStore {
     return this.finishes.load({ sync, context, retry, final });
   }
 
-  // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores
-  // the category signals of the rows still to be written.
   /**
    * Runs `renew` with the connection's sealed credentials while holding the connection row's lock, and
    * stores the sealed credentials it returns (undefined: unchanged). Renewals of one connection, in any
@@ -112,6 +110,8 @@ export class SyncStore {
     });
   }
 
+  // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores
+  // the category signals of the rows still to be written.
   private async loadMany(items: { requestId: number; retry: boolean }[]): Promise<Loaded[]> {
     const { rows: contexts } = await this.pool.query<SyncContext & { requestId: string }>(CONTEXT_SQL, [items.map((i) => i.requestId)]);
     const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));

@@ -239,10 +239,10 @@ async function upsertGroup(items: GroupedUpsert[]): Promise<({ id: string; creat
   const body = await items[0]!.api.tryJson('/crm/v3/objects/contacts/batch/upsert', {
     inputs: [...inputs].map(([email, properties]) => ({ id: email, idProperty: 'email', properties })),
   });
-  const results = Array.isArray(asRecord(body).results) ? (asRecord(body).results as unknown[]).map(asRecord) : [];
+  const { results } = asRecord(body);
   // Results come in no promised order: matched by the email they carry.
   const byEmail = new Map<string, Record<string, unknown>>();
-  for (const row of results) {
+  for (const row of Array.isArray(results) ? results.map(asRecord) : []) {
     const email = asRecord(row.properties).email;
     if (typeof email === 'string' && typeof row.id === 'string') byEmail.set(email.toLowerCase(), row);
   }
