@@ -5,7 +5,7 @@
  * On a throwaway embedded PostgreSQL with PRODUCTION durability (fsync and synchronous_commit on: a 200
  * from the ingress promises the request and its job are on disk, so that is what is measured):
  * (a) a bare `node:http` server (its own process, pg.Pool of BENCH_BARE_POOL) doing one INSERT INTO requests per POST;
- * (b) the ingress as production runs it: `tsx src/main.ts api`, its own process, ingress ahead of Express,
+ * (b) the ingress as production runs it: `node --import tsx src/main.ts api`, its own process, ingress ahead of Express,
  *     grouped commits (multi-row INSERT + one add_jobs per batch, each caller answered after the commit).
  * The load comes from a separate process (autocannon, 50 keep-alive connections, the Smartlead EMAIL_SENT
  * sample as body); a and b alternate for BENCH_ROUNDS rounds, each run after a CHECKPOINT; then one more
@@ -290,7 +290,7 @@ async function run(): Promise<number> {
   out(`load: autocannon in its own process, ${CONNECTIONS} keep-alive connections to 127.0.0.1, POST of the Smartlead EMAIL_SENT sample (${Buffer.byteLength(BODY)} bytes)`);
   out(`  ${DURATION} s per run after a ${WARMUP} s warm-up per server, a/b alternating for ${ROUNDS} round(s), CHECKPOINT before each run`);
   out(`(a) bare: node:http in its own process, pg.Pool(max ${BARE_POOL}), one INSERT INTO requests (account, source, connection, path, body) per POST`);
-  out('(b) ingress: `tsx src/main.ts api` in its own process (POST /webhooks/<code> ahead of Express; RequestAcceptor as main.ts builds it:');
+  out('(b) ingress: `node --import tsx src/main.ts api` in its own process (POST /webhooks/<code> ahead of Express; RequestAcceptor as main.ts builds it:');
   out('    grouped commits, multi-row INSERT + one graphile_worker.add_jobs per batch, each caller answered after its commit)');
   out('');
 

@@ -113,7 +113,7 @@ function installSignalHandlers(stack: ShutdownStack, logger: Logger): void {
   let stoppingSince: number | undefined;
   const stop = (signal: NodeJS.Signals) => {
     if (stoppingSince !== undefined) {
-      // A terminal's Ctrl-C reaches every process of the group, and npm and tsx relay it once more:
+      // A terminal's Ctrl-C reaches every process of the group, and npm relays it once more:
       // the same keypress arrives twice within milliseconds. Only a later signal means "now".
       if (Date.now() - stoppingSince < 1_000) return;
       logger.warn({ signal }, 'second signal: exiting now');

@@ -79,7 +79,7 @@ describe('npm start on the embedded PostgreSQL', () => {
     expect(steps).toEqual(['http', 'ingress pool', 'rate-limit pool', 'heavy-read prisma', 'worker', 'worker pool', 'prisma', 'database']);
   });
 
-  it('Ctrl-C on `npm start` in a terminal (SIGINT to the whole group, relayed again by npm and tsx) stops cleanly', async () => {
+  it('Ctrl-C on `npm start` in a terminal (SIGINT to the whole group, relayed again by npm) stops cleanly', async () => {
     // Setup: `npm start` in its own process group, as a terminal runs it
     const child = spawn('npm', ['start'], { env: childEnv({ ...env, LOG_LEVEL: 'info' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
