@@ -18,7 +18,23 @@ import pg from 'pg';
 import { generateHistory, type GenerateHistorySummary } from '../src/admin/generate-history.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
-import { ApiClient, cleanups, envNumber, fmt, HISTORY_PG_SETTINGS as PG_SETTINGS, log, ms, out, pct, ratio, runBench, SHOWN_SETTINGS, startBenchApp, throwawayDatabase, withClient } from './support.js';
+import {
+  ApiClient,
+  cleanups,
+  envNumber,
+  fmt,
+  HISTORY_PG_SETTINGS as PG_SETTINGS,
+  log,
+  ms,
+  out,
+  pct,
+  ratio,
+  runBench,
+  SHOWN_SETTINGS,
+  startBenchApp,
+  throwawayDatabase,
+  withClient,
+} from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 200));
@@ -33,7 +49,6 @@ const DEEP_PAGES = 50;
 const PAGE_LIMIT = 100;
 const KEY = 'svcapi_benchMainAccountRead000000001';
 const NOISY_KEY = 'svcapi_benchNoisyAccountRead00000001';
-
 
 interface Timing {
   api: number[];
@@ -101,7 +116,7 @@ async function run(): Promise<number> {
   const server = await startBenchApp(db.url, encryptionKey);
   cleanups.push(() => server.close());
   const api = new ApiClient(server.port, KEY);
-  cleanups.push(async () => api.close());
+  cleanups.push(() => Promise.resolve(api.close()));
 
   await printSettings(sql, generated, mainId, windowFrom, windowTo);
 
@@ -111,7 +126,10 @@ async function run(): Promise<number> {
   const planned: Planned[] = [];
   const problems: string[] = [];
 
-  for (const filter of [{ label: '', query: '', where: '' }, { label: '?status=error', query: '&status=error', where: ` AND (status = 'error' OR status IS NULL)` }]) {
+  for (const filter of [
+    { label: '', query: '', where: '' },
+    { label: '?status=error', query: '&status=error', where: ` AND (status = 'error' OR status IS NULL)` },
+  ]) {
     const first = { text: syncPageSql(filter.where, false), values: [...base, PAGE_LIMIT + 1] };
     const firstName = `/syncs${filter.label} first page`;
     const firstPath = `/api/v1/syncs?${range}${filter.query}`;
@@ -129,7 +147,8 @@ async function run(): Promise<number> {
       const { rows: sqlRows } = await sql.query<{ id: string; createdAt: Date }>(syncPageSql(filter.where, position !== undefined), values);
       const last = sqlRows[PAGE_LIMIT - 1];
       if (!last) throw new Error(`${firstName}: SQL ran out of rows`);
-      if (String(body.data[PAGE_LIMIT - 1]?.id) !== String(last.id)) problems.push(`${firstName}: page ${page + 1} ends at API id ${body.data[PAGE_LIMIT - 1]?.id}, SQL id ${last.id}`);
+      if (String(body.data[PAGE_LIMIT - 1]?.id) !== String(last.id))
+        problems.push(`${firstName}: page ${page + 1} ends at API id ${body.data[PAGE_LIMIT - 1]?.id}, SQL id ${last.id}`);
       position = { createdAt: last.createdAt, id: String(last.id) };
     }
     if (!cursor || !position) throw new Error(`${firstName}: a single page only; raise BENCH_SCALE`);
@@ -162,13 +181,21 @@ async function run(): Promise<number> {
     const fromSql = Number((await sql.query<{ count: string }>(REQUEST_METRICS_SQL, countValues)).rows[0]?.count);
     if (fromApi !== fromSql) problems.push(`/requests/metrics: API ${fromApi} != SQL ${fromSql}`);
   }
-  planned.push({ name: '/requests/metrics', target: { kind: 'metric' }, sql: requestMetrics, path: requestMetricsPath, samples: METRIC_SAMPLES, warmup: METRIC_WARMUP });
+  planned.push({
+    name: '/requests/metrics',
+    target: { kind: 'metric' },
+    sql: requestMetrics,
+    path: requestMetricsPath,
+    samples: METRIC_SAMPLES,
+    warmup: METRIC_WARMUP,
+  });
 
   const sources = { text: SOURCES_SQL, values: [mainId, connectionIds] };
   {
     const fromApi = (JSON.parse((await api.get('/api/v1/sources')).body) as { sources: { id: number }[] }).sources.map((s) => s.id);
     const fromSql = (await sql.query<{ id: number }>(SOURCES_SQL, sources.values)).rows.map((s) => s.id);
-    if (fromApi.join() !== fromSql.join() || fromApi.length !== 100) problems.push(`/sources: API ${fromApi.length} sources, SQL ${fromSql.length}, or different ids`);
+    if (fromApi.join() !== fromSql.join() || fromApi.length !== 100)
+      problems.push(`/sources: API ${fromApi.length} sources, SQL ${fromSql.length}, or different ids`);
   }
   planned.push({ name: '/sources', target: { kind: 'page' }, sql: sources, path: '/api/v1/sources', samples: SAMPLES, warmup: WARMUP });
 
@@ -246,7 +273,14 @@ const SOURCES_SQL = `SELECT s.id, s.platform, s.ingress_code, s.legacy_id_1, s.l
  WHERE c.account_id = $1 AND c.id = ANY($2::int[]) AND c.deleted_at IS NULL
  ORDER BY s.id`;
 
-async function sameIds(api: ApiClient, sql: pg.Client, name: string, apiPath: string, query: { text: string; values: unknown[] }, problems: string[]): Promise<void> {
+async function sameIds(
+  api: ApiClient,
+  sql: pg.Client,
+  name: string,
+  apiPath: string,
+  query: { text: string; values: unknown[] },
+  problems: string[],
+): Promise<void> {
   const fromApi = (JSON.parse((await api.get(apiPath)).body) as SyncPage).data.map((r) => String(r.id));
   const fromSql = (await sql.query<{ id: string }>(query.text, query.values)).rows.slice(0, PAGE_LIMIT).map((r) => String(r.id));
   if (fromApi.join() !== fromSql.join()) problems.push(`${name}: API and SQL return different rows`);
@@ -310,11 +344,22 @@ function printTable(rows: Row[]): Row[] {
       }
     }
     if (misses.length > 0) failed.push(row);
-    return [row.name, ms(a50), ms(a95), ms(s50), ms(s95), ratio(a50, s50), ratio(a95, s95), target, misses.length === 0 ? 'pass' : `FAIL (${misses.join(', ')})`];
+    return [
+      row.name,
+      ms(a50),
+      ms(a95),
+      ms(s50),
+      ms(s95),
+      ratio(a50, s50),
+      ratio(a95, s95),
+      target,
+      misses.length === 0 ? 'pass' : `FAIL (${misses.join(', ')})`,
+    ];
   });
   const header = ['endpoint (31-day window)', 'API p50', 'API p95', 'SQL p50', 'SQL p95', 'x p50', 'x p95', 'target', 'result'];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
-  const render = (cells: string[]) => `| ${cells.map((c, i) => (i >= 1 && i <= 6 ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
+  const render = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i >= 1 && i <= 6 ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
   out('');
   out(render(header));
   out(`|${widths.map((w, i) => (i >= 1 && i <= 6 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`);
@@ -325,10 +370,12 @@ function printTable(rows: Row[]): Row[] {
 }
 
 async function printSettings(sql: pg.Client, generated: GenerateHistorySummary, mainId: number, from: Date, to: Date): Promise<void> {
-  const settings = (await sql.query<{ name: string; setting: string }>(
-    `SELECT name, current_setting(name) AS setting FROM unnest($1::text[]) AS name`, [SHOWN_SETTINGS],
-  )).rows.map((r) => `${r.name}=${r.setting}`);
-  const counts = (await sql.query<{ table: string; account: string; total: string; window: string; errors: string | null }>(`
+  const settings = (
+    await sql.query<{ name: string; setting: string }>(`SELECT name, current_setting(name) AS setting FROM unnest($1::text[]) AS name`, [SHOWN_SETTINGS])
+  ).rows.map((r) => `${r.name}=${r.setting}`);
+  const counts = (
+    await sql.query<{ table: string; account: string; total: string; window: string; errors: string | null }>(
+      `
     SELECT 'syncs' AS table, CASE account_id WHEN $1 THEN 'main' ELSE 'noisy' END AS account, count(*) AS total,
            count(*) FILTER (WHERE created_at BETWEEN $2 AND $3) AS window,
            count(*) FILTER (WHERE created_at BETWEEN $2 AND $3 AND (status = 'error' OR status IS NULL)) AS errors
@@ -339,20 +386,32 @@ async function printSettings(sql: pg.Client, generated: GenerateHistorySummary, 
     UNION ALL
     SELECT 'deliveries', CASE account_id WHEN $1 THEN 'main' ELSE 'noisy' END, count(*), count(*) FILTER (WHERE created_at BETWEEN $2 AND $3), NULL
       FROM deliveries GROUP BY 2
-    ORDER BY 1, 2`, [mainId, from, to])).rows;
-  const sizes = (await sql.query<{ relname: string; size: string }>(
-    `SELECT relname, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class WHERE relname IN ('requests', 'syncs', 'deliveries') ORDER BY relname`,
-  )).rows;
+    ORDER BY 1, 2`,
+      [mainId, from, to],
+    )
+  ).rows;
+  const sizes = (
+    await sql.query<{ relname: string; size: string }>(
+      `SELECT relname, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class WHERE relname IN ('requests', 'syncs', 'deliveries') ORDER BY relname`,
+    )
+  ).rows;
   out(`bench:api  scale ${SCALE}  (${os.cpus().length} CPUs, Node ${process.version})`);
-  out(`history: ${fmt(generated.inserted.requests)} requests, ${fmt(generated.inserted.syncs)} syncs, ${fmt(generated.inserted.deliveries)} deliveries ` +
-    `in ${(generated.elapsedMs.insert / 1000).toFixed(1)} s (${fmt(generated.rowsPerSecond)} rows/s) + VACUUM ANALYZE ${(generated.elapsedMs.vacuum / 1000).toFixed(1)} s`);
+  out(
+    `history: ${fmt(generated.inserted.requests)} requests, ${fmt(generated.inserted.syncs)} syncs, ${fmt(generated.inserted.deliveries)} deliveries ` +
+      `in ${(generated.elapsedMs.insert / 1000).toFixed(1)} s (${fmt(generated.rowsPerSecond)} rows/s) + VACUUM ANALYZE ${(generated.elapsedMs.vacuum / 1000).toFixed(1)} s`,
+  );
   out(`rows (window ${from.toISOString()} .. ${to.toISOString()}):`);
-  for (const c of counts) out(`  ${c.table.padEnd(10)} ${c.account.padEnd(5)} ${fmt(Number(c.total)).padStart(11)} total, ${fmt(Number(c.window)).padStart(11)} in window${c.errors === null ? '' : `, ${fmt(Number(c.errors))} of them error/null`}`);
+  for (const c of counts)
+    out(
+      `  ${c.table.padEnd(10)} ${c.account.padEnd(5)} ${fmt(Number(c.total)).padStart(11)} total, ${fmt(Number(c.window)).padStart(11)} in window${c.errors === null ? '' : `, ${fmt(Number(c.errors))} of them error/null`}`,
+    );
   out(`table sizes: ${sizes.map((s) => `${s.relname} ${s.size}`).join(', ')}`);
   out(`PostgreSQL: ${settings.join(' ')}`);
-  out(`samples: ${SAMPLES} per page endpoint and /sources (after ${WARMUP} warm-up), ${METRIC_SAMPLES} per metric (after ${METRIC_WARMUP}); ` +
-    `one request at a time over keep-alive HTTP, in rounds over all endpoints, each API call followed by its SQL; ` +
-    `the app first served ${fmt(APP_WARMUP)} warm-up requests`);
+  out(
+    `samples: ${SAMPLES} per page endpoint and /sources (after ${WARMUP} warm-up), ${METRIC_SAMPLES} per metric (after ${METRIC_WARMUP}); ` +
+      `one request at a time over keep-alive HTTP, in rounds over all endpoints, each API call followed by its SQL; ` +
+      `the app first served ${fmt(APP_WARMUP)} warm-up requests`,
+  );
 }
 
 /** How many SQL statements one call of each path sends, on an instance whose Prisma counts them (kept

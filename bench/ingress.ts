@@ -27,6 +27,7 @@
  * folder: CPU profiles of the api and worker processes, pg_stat_statements' top statements in (c)).
  * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
  */
+import type { Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -85,9 +86,6 @@ interface LoadResult {
   p50: number;
   p99: number;
 }
-type Autocannon = (options: Record<string, unknown>) => PromiseLike<{ '2xx': number; non2xx: number; errors: number; timeouts: number }> & {
-  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
-};
 
 // ------------------------------------------------------------------------------------------------
 // Child processes: this file with a role, or src/main.ts.
@@ -136,7 +134,8 @@ function startChild(name: string, args: string[], env: Record<string, string>, e
   return child;
 }
 
-const role = (name: string, spec: unknown, extra: Record<string, string> = {}, echo = true) => startChild(name, [SELF, `--${name}`], { [SPEC_ENV]: JSON.stringify(spec), ...extra }, echo);
+const role = (name: string, spec: unknown, extra: Record<string, string> = {}, echo = true) =>
+  startChild(name, [SELF, `--${name}`], { [SPEC_ENV]: JSON.stringify(spec), ...extra }, echo);
 
 async function runLoad(load: Child, spec: LoadSpec): Promise<LoadResult> {
   load.proc.stdin!.write(`${JSON.stringify(spec)}\n`);
@@ -145,37 +144,57 @@ async function runLoad(load: Child, spec: LoadSpec): Promise<LoadResult> {
 
 /** `--load`: one autocannon run per line of stdin, its result as one JSON line. */
 async function loadRole(): Promise<void> {
-  const { default: autocannon } = (await import('autocannon' as string)) as { default: Autocannon };
+  const { default: autocannon } = await import('autocannon');
   for await (const line of readline.createInterface({ input: process.stdin })) {
     const spec = JSON.parse(line) as LoadSpec;
     const latencies: number[] = [];
     const startedAt = Date.now();
-    const run = autocannon({
-      url: `http://127.0.0.1:${spec.port}`, connections: CONNECTIONS, method: 'POST', headers: { 'content-type': 'application/json' },
-      requests: spec.requests.map((r) => ({ method: 'POST', path: r.path, body: r.body })),
-      ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration }),
-      idReplacement: spec.idReplacement === true,
-      timeout: 60,
+    const result = await new Promise<Result>((resolve, reject) => {
+      const run = autocannon(
+        {
+          url: `http://127.0.0.1:${spec.port}`,
+          connections: CONNECTIONS,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          requests: spec.requests.map((r) => ({ method: 'POST', path: r.path, body: r.body })),
+          ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration }),
+          idReplacement: spec.idReplacement === true,
+          timeout: 60,
+        },
+        (error, done) => (error ? reject(error as Error) : resolve(done)),
+      );
+      run.on('response', (_client, status, _bytes, took) => {
+        if (status >= 200 && status < 300) latencies.push(took);
+      });
     });
-    run.on('response', (_client, status, _bytes, took) => status >= 200 && status < 300 && latencies.push(took));
-    const result = await run;
     const seconds = (Date.now() - startedAt) / 1000;
     const answer: LoadResult = {
-      startedAt, seconds, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
-      rps: result['2xx'] / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99),
+      startedAt,
+      seconds,
+      ok: result['2xx'],
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      rps: result['2xx'] / seconds,
+      p50: pct(latencies, 0.5),
+      p99: pct(latencies, 0.99),
     };
     process.stdout.write(`${JSON.stringify(answer)}\n`);
   }
 }
 
 /** `--bare`: server (a), one INSERT per POST on its own pool; answers as the ingress does. */
-async function bareRole(spec: { url: string; row: [number, number, number, string] }): Promise<void> {
+function bareRole(spec: { url: string; row: [number, number, number, string] }): void {
   const pool = new pg.Pool({ connectionString: spec.url, max: BARE_POOL });
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const insert = { name: 'bare_insert', text: 'INSERT INTO requests (account_id, source_id, connection_id, path, body) VALUES ($1, $2, $3, $4, $5) RETURNING id', values: [...spec.row, Buffer.concat(chunks).toString('utf8')] };
+      const insert = {
+        name: 'bare_insert',
+        text: 'INSERT INTO requests (account_id, source_id, connection_id, path, body) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+        values: [...spec.row, Buffer.concat(chunks).toString('utf8')],
+      };
       pool.query<{ id: string }>(insert).then(
         ({ rows }) => reply(res, 200, { received: true, requestId: Number(rows[0]!.id) }),
         () => reply(res, 503, { statusCode: 503 }),
@@ -199,7 +218,14 @@ async function workerRole(spec: { url: string; concurrency: number; hubspotBaseU
   pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
   const crm = { hubspotBaseUrl: spec.hubspotBaseUrl, salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true };
   const runner = await startWorker(pool, logger, { crm, encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex') }, settings);
-  process.on('SIGTERM', () => void runner.stop().then(() => pool.end()).then(() => process.exit(0)));
+  process.on(
+    'SIGTERM',
+    () =>
+      void runner
+        .stop()
+        .then(() => pool.end())
+        .then(() => process.exit(0)),
+  );
   process.stdout.write('ready\n');
 }
 
@@ -246,11 +272,16 @@ function cpuMeter(groups: Groups): () => Record<string, number> {
 }
 
 function postgresPids(postmaster: number): number[] {
-  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const pids = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
   return [postmaster, ...pids.filter((p) => procTicks(p)?.ppid === postmaster)];
 }
 
-const cores = (used: Record<string, number>) => Object.entries(used).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+const cores = (used: Record<string, number>) =>
+  Object.entries(used)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ');
 
 // ------------------------------------------------------------------------------------------------
 
@@ -279,15 +310,29 @@ async function run(): Promise<number> {
   const barePort = Number((await bare.next(/^listening /)).split(' ')[1]);
   const apiPort = await freePort();
   const api = startChild('api', ['src/main.ts', 'api'], {
-    DATABASE_URL: db.url, ENCRYPTION_KEY: encryptionKey.toString('hex'), PORT: String(apiPort), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${apiPort}`, LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    ENCRYPTION_KEY: encryptionKey.toString('hex'),
+    PORT: String(apiPort),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${apiPort}`,
+    LOG_LEVEL: 'warn',
   });
   await untilLive(apiPort, api);
 
-  out(`bench:ingress  (${os.cpus().length} CPUs, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start)`);
+  out(
+    `bench:ingress  (${os.cpus().length} CPUs, Node ${process.version}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at start)`,
+  );
   out(`PostgreSQL: ${settings.map((s) => `${s.name}=${s.setting}${s.unit && s.unit !== 'ms' && s.unit !== 's' ? ` ${s.unit}` : ''}`).join(', ')}`);
   out('  production durability (fsync on, synchronous_commit on): every 200 answered is on disk.');
-  out(`  one-row INSERT + COMMIT, one at a time on one connection: p50 ${ms(pct(commitTimes, 0.5))} ms, p99 ${ms(pct(commitTimes, 0.99))} ms (the disk's flush time)`);
-  out(`load: autocannon in its own process, ${CONNECTIONS} keep-alive connections to 127.0.0.1, POST of the Smartlead EMAIL_SENT sample (${Buffer.byteLength(BODY)} bytes)`);
+  out(
+    `  one-row INSERT + COMMIT, one at a time on one connection: p50 ${ms(pct(commitTimes, 0.5))} ms, p99 ${ms(pct(commitTimes, 0.99))} ms (the disk's flush time)`,
+  );
+  out(
+    `load: autocannon in its own process, ${CONNECTIONS} keep-alive connections to 127.0.0.1, POST of the Smartlead EMAIL_SENT sample (${Buffer.byteLength(BODY)} bytes)`,
+  );
   out(`  ${DURATION} s per run after a ${WARMUP} s warm-up per server, a/b alternating for ${ROUNDS} round(s), CHECKPOINT before each run`);
   out(`(a) bare: node:http in its own process, pg.Pool(max ${BARE_POOL}), one INSERT INTO requests (account, source, connection, path, body) per POST`);
   out('(b) ingress: `node --import tsx src/main.ts api` in its own process (POST /webhooks/<code> ahead of Express; RequestAcceptor as main.ts builds it:');
@@ -295,7 +340,8 @@ async function run(): Promise<number> {
   out('');
 
   const target = { a: { port: barePort, path: `/webhooks/${codes[0]}` }, b: { port: apiPort, path: `/webhooks/${codes[0]}` } };
-  for (const which of ['a', 'b'] as const) await runLoad(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
+  for (const which of ['a', 'b'] as const)
+    await runLoad(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
 
   const groups = (server: Child): Groups => ({ server: () => [server.proc.pid!], load: () => [load.proc.pid!], postgres: () => postgresPids(postmaster) });
   const measure = async (which: 'a' | 'b') => {
@@ -332,12 +378,18 @@ async function run(): Promise<number> {
   const worstP99 = Math.max(...runs.filter((r) => r.which === 'b').map((r) => r.result.p99));
   const ratioBA = mean('b') / mean('a');
   const bRuns = runs.filter((r) => r.which === 'b');
-  const intact = bRuns.every((r) => r.rows === r.jobs && r.jobless === 0 && r.rows >= r.result.ok && r.result.non2xx + r.result.errors + r.result.timeouts === 0);
+  const intact = bRuns.every(
+    (r) => r.rows === r.jobs && r.jobless === 0 && r.rows >= r.result.ok && r.result.non2xx + r.result.errors + r.result.timeouts === 0,
+  );
   const verdicts = [ratioBA >= TARGET.ratio, worstP99 < TARGET.p99, intact];
   out('');
-  out(`mean req/s: a ${fmt(Math.round(mean('a')))}, b ${fmt(Math.round(mean('b')))}; b/a = ${ratioBA.toFixed(2)} (target >= ${TARGET.ratio}): ${verdicts[0] ? 'PASS' : 'FAIL'}`);
+  out(
+    `mean req/s: a ${fmt(Math.round(mean('a')))}, b ${fmt(Math.round(mean('b')))}; b/a = ${ratioBA.toFixed(2)} (target >= ${TARGET.ratio}): ${verdicts[0] ? 'PASS' : 'FAIL'}`,
+  );
   out(`ingress p99 (worst run): ${ms(worstP99)} ms (target < ${TARGET.p99} ms): ${verdicts[1] ? 'PASS' : 'FAIL'}`);
-  out(`ingress zero lost: every (b) run rows == jobs, no row without its ${SYNC_TASK} job, rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`);
+  out(
+    `ingress zero lost: every (b) run rows == jobs, no row without its ${SYNC_TASK} job, rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`,
+  );
   out(`  (rows may exceed the 200s counted by up to ${CONNECTIONS}: requests in flight when the load stopped are committed, their answers not counted)`);
 
   // For comparison only: the same pair with durability off (both settings reload without a restart).
@@ -358,11 +410,15 @@ async function run(): Promise<number> {
   // (c) End to end.
   const hubspot = await startHubspotEmulator({ accessToken: TOKEN });
   cleanups.push(() => hubspot.close());
-  const samples = readdirSync(PAYLOADS).sort().map((file) => readFileSync(new URL(file, PAYLOADS), 'utf8'));
+  const samples = readdirSync(PAYLOADS)
+    .sort()
+    .map((file) => readFileSync(new URL(file, PAYLOADS), 'utf8'));
   const bodies = samples.map(withUniqueLead);
   const requests = codes.flatMap((code) => bodies.map((body) => ({ path: `/webhooks/${code}`, body })));
   out('');
-  out(`(c) end to end: ${fmt(EVENTS)} events through the ingress above (the ${samples.length} Smartlead samples over ${SOURCES} sources of one HubSpot connection,`);
+  out(
+    `(c) end to end: ${fmt(EVENTS)} events through the ingress above (the ${samples.length} Smartlead samples over ${SOURCES} sources of one HubSpot connection,`,
+  );
   out('    each event with a lead email of its own (autocannon `[<id>]` replacement): every sync writes a new contact),');
   out(`    ${CONNECTIONS} connections, as fast as the load generator goes), the HubSpot emulator answering (real HTTP, in the bench process),`);
   out(`    ${WORKERS} worker process(es) wired as \`src/main.ts worker\`; timed from the first POST to the last sync's status (syncs.updated_at)`);
@@ -375,15 +431,21 @@ async function run(): Promise<number> {
     await q('DELETE FROM graphile_worker._private_jobs');
     await q('VACUUM ANALYZE graphile_worker._private_jobs');
     await q('CHECKPOINT');
-    const workers = Array.from({ length: WORKERS }, (_, i) =>
+    const workers = Array.from({ length: WORKERS }, () =>
       role('worker', { url: db.url, concurrency, hubspotBaseUrl: hubspot.url }, { ENCRYPTION_KEY: encryptionKey.toString('hex') }, true),
     );
     for (const w of workers) await w.next(/^ready$/);
-    const [before] = await q<{ id: string; commits: string; updates: string; hot: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, ${COMMITS_SQL} AS commits, ${SYNC_UPDATES_SQL}`);
+    const [before] = await q<{ id: string; commits: string; updates: string; hot: string }>(
+      `SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, ${COMMITS_SQL} AS commits, ${SYNC_UPDATES_SQL}`,
+    );
     if (PROFILE) await q('SELECT pg_stat_statements_reset()');
     const crmBefore = { requests: hubspot.requests.length, activities: hubspot.emails.size + hubspot.notes.size };
     const cpu = cpuMeter({
-      ingress: () => [api.proc.pid!], load: () => [load.proc.pid!], worker: () => workers.map((w) => w.proc.pid!), 'bench+emulator': () => [process.pid], postgres: () => postgresPids(postmaster),
+      ingress: () => [api.proc.pid!],
+      load: () => [load.proc.pid!],
+      worker: () => workers.map((w) => w.proc.pid!),
+      'bench+emulator': () => [process.pid],
+      postgres: () => postgresPids(postmaster),
     });
     log(`(c) concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
     let pushed: LoadResult | undefined;
@@ -400,7 +462,10 @@ async function run(): Promise<number> {
       const [accepted, recorded] = [Number(now!.accepted), Number(now!.done)];
       if (pushed && doneAtPushEnd === undefined) doneAtPushEnd = recorded;
       if (recorded !== done) [done, lastChange] = [recorded, Date.now()];
-      if (Date.now() - lastLog > 5_000) (lastLog = Date.now(), log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`));
+      if (Date.now() - lastLog > 5_000) {
+        lastLog = Date.now();
+        log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`);
+      }
       if (pushed && recorded >= accepted) break;
       if (Date.now() - lastChange > STALL_MS) {
         log(`  no sync recorded for ${STALL_MS / 1000} s: giving up`);
@@ -429,21 +494,34 @@ async function run(): Promise<number> {
     const crm = { requests: hubspot.requests.length - crmBefore.requests, activities: hubspot.emails.size + hubspot.notes.size - crmBefore.activities };
     out('');
     out(`concurrency ${concurrency} x ${WORKERS} process(es), pollInterval ${WORKER_SETTINGS.pollInterval} ms:`);
-    out(`  ingress: ${fmt(p.ok)} x 200 in ${p.seconds.toFixed(1)} s (${fmt(Math.round(p.rps))} req/s, p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms), non-2xx ${p.non2xx}, errors ${p.errors + p.timeouts}; ${fmt(doneAtPushEnd ?? 0)} syncs recorded by then`);
+    out(
+      `  ingress: ${fmt(p.ok)} x 200 in ${p.seconds.toFixed(1)} s (${fmt(Math.round(p.rps))} req/s, p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms), non-2xx ${p.non2xx}, errors ${p.errors + p.timeouts}; ${fmt(doneAtPushEnd ?? 0)} syncs recorded by then`,
+    );
     out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')} of ${fmt(Number(after!.accepted))} requests`);
-    out(`  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`);
-    out(`  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event; each job held a worker slot ~${ms((concurrency * WORKERS * seconds * 1000) / Math.max(1, success))} ms (slots x time / events)`);
+    out(
+      `  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`,
+    );
+    out(
+      `  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event; each job held a worker slot ~${ms((concurrency * WORKERS * seconds * 1000) / Math.max(1, success))} ms (slots x time / events)`,
+    );
     const updates = Number(after!.updates) - Number(before!.updates);
-    out(`  syncs rows: ${(updates / Math.max(1, success)).toFixed(1)} updates per event, ${Math.round((100 * (Number(after!.hot) - Number(before!.hot))) / Math.max(1, updates))} % of them heap-only (HOT: no index entries)`);
+    out(
+      `  syncs rows: ${(updates / Math.max(1, success)).toFixed(1)} updates per event, ${Math.round((100 * (Number(after!.hot) - Number(before!.hot))) / Math.max(1, updates))} % of them heap-only (HOT: no index entries)`,
+    );
     out(`  cpu cores used: ${cores(used)}`);
-    out(`  end to end: ${fmt(success)} events in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s (target >= ${fmt(TARGET.eventsPerSecond)}): ${rate >= TARGET.eventsPerSecond ? 'PASS' : 'FAIL'}`);
+    out(
+      `  end to end: ${fmt(success)} events in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s (target >= ${fmt(TARGET.eventsPerSecond)}): ${rate >= TARGET.eventsPerSecond ? 'PASS' : 'FAIL'}`,
+    );
     out(`  lost (not 200, or no successful sync): ${fmt(lost)}: ${lost === 0 ? 'PASS' : 'FAIL'}`);
     if (PROFILE) {
       const top = await q<{ calls: string; total: number; mean: number; query: string }>(
         "SELECT calls, total_exec_time AS total, mean_exec_time AS mean, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
       );
       out('  pg_stat_statements, top by total time:     calls   total ms   mean ms  statement');
-      for (const t of top) out(`  ${''.padEnd(40)}${fmt(Number(t.calls)).padStart(9)} ${fmt(Math.round(t.total)).padStart(10)} ${ms(t.mean).padStart(9)}  ${t.query.slice(0, 110)}`);
+      for (const t of top)
+        out(
+          `  ${''.padEnd(40)}${fmt(Number(t.calls)).padStart(9)} ${fmt(Math.round(t.total)).padStart(10)} ${ms(t.mean).padStart(9)}  ${t.query.slice(0, 110)}`,
+        );
     }
     return rate >= TARGET.eventsPerSecond && lost === 0;
   }
@@ -458,7 +536,8 @@ function withUniqueLead(body: string): string {
 }
 
 const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${SYNC_TASK}'`;
-const SYNC_UPDATES_SQL = "(SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS updates, (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS hot";
+const SYNC_UPDATES_SQL =
+  "(SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS updates, (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS hot";
 const COMMITS_SQL = '(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())';
 
 /** Times 300 one-row INSERT + COMMIT on one connection: what one durable commit costs on this disk. */
@@ -477,7 +556,10 @@ async function serialCommits(q: (text: string) => Promise<unknown>): Promise<num
 async function untilLive(port: number, child: Child): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const status = await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.status, () => 0);
+    const status = await fetch(`http://127.0.0.1:${port}/health/live`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return;
     if (child.proc.exitCode !== null || Date.now() > deadline) throw new Error(`${child.name} did not come up on port ${port}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -492,7 +574,11 @@ function fixture(codes: string[]) {
         email: 'owner@bench.example',
         connections: [
           {
-            ref: 'hs', crm: 'HUBSPOT', organizationId: 'org', organizationDomain: 'bench.example', credentials: { accessToken: TOKEN },
+            ref: 'hs',
+            crm: 'HUBSPOT',
+            organizationId: 'org',
+            organizationDomain: 'bench.example',
+            credentials: { accessToken: TOKEN },
             sources: codes.map((code, i) => ({ ref: `s${i}`, platform: 'smartlead', ingressCode: code })),
           },
         ],
@@ -501,16 +587,17 @@ function fixture(codes: string[]) {
   };
 }
 
-const childSpec = () => JSON.parse(process.env[SPEC_ENV] ?? '{}');
+/** The spec the parent process passed to this child role (JSON in an environment variable). */
+const childSpec = <T>(): T => JSON.parse(process.env[SPEC_ENV] ?? '{}') as T;
 switch (process.argv[2]) {
   case '--load':
     await loadRole();
     break;
   case '--bare':
-    await bareRole(childSpec());
+    bareRole(childSpec<{ url: string; row: [number, number, number, string] }>());
     break;
   case '--worker':
-    await workerRole(childSpec());
+    await workerRole(childSpec<{ url: string; concurrency: number; hubspotBaseUrl: string }>());
     break;
   default:
     log('bench:ingress');

@@ -44,7 +44,23 @@ import { createPrisma, type PrismaClient } from '../src/db/prisma.js';
 import { parseOutreachQuery } from '../src/domain/outreach.js';
 import { outreachStatement, type OutreachRow } from '../src/schema/outreach.js';
 import { mulberry32 } from '../test/support/random.js';
-import { ApiClient, cleanups, envNumber, fmt, HISTORY_PG_SETTINGS as PG_SETTINGS, log, ms, out, pct, ratio, runBench, SHOWN_SETTINGS, startBenchApp, throwawayDatabase, withClient } from './support.js';
+import {
+  ApiClient,
+  cleanups,
+  envNumber,
+  fmt,
+  HISTORY_PG_SETTINGS as PG_SETTINGS,
+  log,
+  ms,
+  out,
+  pct,
+  ratio,
+  runBench,
+  SHOWN_SETTINGS,
+  startBenchApp,
+  throwawayDatabase,
+  withClient,
+} from './support.js';
 
 const SCALE = envNumber('BENCH_SCALE', 1);
 const SAMPLES = Math.round(envNumber('BENCH_SAMPLES', 1_000));
@@ -69,7 +85,6 @@ const HEAVY_CONTACTS = 50;
 const HEAVIEST_REPEATS = 40;
 const HEAVIEST_WARMUP = 4;
 const KEY = 'svcapi_benchOutreachMainAccount00001';
-
 
 /** The mix's kinds, and `heaviest`: the heaviest contact, timed apart from the mix. */
 type Kind = 'email' | 'heavy' | 'profile' | 'email+profiles' | 'unknown' | 'heaviest';
@@ -159,7 +174,7 @@ async function run(): Promise<number> {
   const server = await startBenchApp(db.url, encryptionKey);
   cleanups.push(() => server.close());
   const api = new ApiClient(server.port, KEY);
-  cleanups.push(async () => api.close());
+  cleanups.push(() => Promise.resolve(api.close()));
 
   await printSettings(sql, generated, population, connectionIds);
 
@@ -206,7 +221,8 @@ async function run(): Promise<number> {
     const sample = await measure(lookupFor(pickKind(random), random, population, i + WARMUP), i);
     if (i < 0) continue;
     samples.push(sample);
-    if ((i + 1) % Math.max(1, Math.round(SAMPLES / 10)) === 0) log(`measured ${i + 1}/${SAMPLES} lookups (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    if ((i + 1) % Math.max(1, Math.round(SAMPLES / 10)) === 0)
+      log(`measured ${i + 1}/${SAMPLES} lookups (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
   // The worst case, apart from the mix: the heaviest contact, looked up again and again.
   const heaviest = heavy[0];
@@ -221,7 +237,9 @@ async function run(): Promise<number> {
 
   // ---- report ----
   const failedKinds = printTable(samples, worst);
-  out(`SQL statements per API request (counted on a second app instance): ${statements} through Prisma (the key, the lookup), plus the limiter's one on its own pool`);
+  out(
+    `SQL statements per API request (counted on a second app instance): ${statements} through Prisma (the key, the lookup), plus the limiter's one on its own pool`,
+  );
   if (problems.length > 0) {
     out(`\nAPI and SQL disagree (the comparison is void until fixed; ${problems.length} problem(s), the first 10):`);
     for (const p of problems.slice(0, 10)) out(`  - ${p}`);
@@ -256,7 +274,9 @@ function compare(lookup: Lookup, body: OutreachBody, row: OutreachRow | undefine
   const category = row?.signal?.name ?? null;
   const where = `${labelOf(lookup.kind)} ${lookup.path}`;
   if (body.found !== found || body.summary.totalEvents !== events || body.outcomes.lastCategoryName !== category) {
-    problems.push(`${where}: API found=${body.found} totalEvents=${body.summary.totalEvents} category=${body.outcomes.lastCategoryName}; SQL found=${found} events=${events} category=${category}`);
+    problems.push(
+      `${where}: API found=${body.found} totalEvents=${body.summary.totalEvents} category=${body.outcomes.lastCategoryName}; SQL found=${found} events=${events} category=${category}`,
+    );
   } else if (found !== lookup.expectFound) {
     problems.push(`${where}: found=${found}, expected ${lookup.expectFound}`);
   }
@@ -387,12 +407,22 @@ const sqlArray = (values: string[]) => `ARRAY[${values.map((v) => `'${v.replace(
 const weighted = (weights: [string, number][]) => sqlArray(weights.flatMap(([v, n]) => Array<string>(n).fill(v)));
 /** 40 slots each, repeated by weight: sends outnumber opens, opens outnumber replies. */
 const EMAIL_EVENTS = weighted([
-  ['EMAIL_SENT', 20], ['EMAIL_OPEN', 10], ['EMAIL_LINK_CLICK', 3], ['EMAIL_REPLY', 3], ['EMAIL_BOUNCE', 1], ['LEAD_UNSUBSCRIBED', 1],
+  ['EMAIL_SENT', 20],
+  ['EMAIL_OPEN', 10],
+  ['EMAIL_LINK_CLICK', 3],
+  ['EMAIL_REPLY', 3],
+  ['EMAIL_BOUNCE', 1],
+  ['LEAD_UNSUBSCRIBED', 1],
   ['LEAD_CATEGORY_UPDATED', 2],
 ]);
 const SOCIAL_EVENTS = weighted([
-  ['CONNECTION_REQUEST_SENT', 10], ['CONNECTION_REQUEST_ACCEPTED', 5], ['MESSAGE_SENT', 12], ['MESSAGE_REPLY_RECEIVED', 3],
-  ['PROFILE_VIEWED', 6], ['INMAIL_SENT', 2], ['LEAD_CATEGORY_UPDATED', 2],
+  ['CONNECTION_REQUEST_SENT', 10],
+  ['CONNECTION_REQUEST_ACCEPTED', 5],
+  ['MESSAGE_SENT', 12],
+  ['MESSAGE_REPLY_RECEIVED', 3],
+  ['PROFILE_VIEWED', 6],
+  ['INMAIL_SENT', 2],
+  ['LEAD_CATEGORY_UPDATED', 2],
 ]);
 const CATEGORIES = sqlArray(['Interested', 'Meeting booked', 'Not interested', 'Out of office', 'Wrong person', 'Do not contact']);
 
@@ -491,7 +521,9 @@ async function generate(databaseUrl: string, accounts: AccountShape[]): Promise<
   const from = new Date(to.getTime() - spanMs);
   const total = accounts.reduce((n, a) => n + a.syncs, 0);
   const chunks = Math.ceil(total / CHUNK_ROWS);
-  log(`generating history: ${accounts.map((a) => `${fmt(a.syncs)} syncs over ${fmt(a.contacts)} contacts`).join(' and ')} in ${DAYS} days, ${chunks} chunk(s), ${JOBS} job(s)`);
+  log(
+    `generating history: ${accounts.map((a) => `${fmt(a.syncs)} syncs over ${fmt(a.contacts)} contacts`).join(' and ')} in ${DAYS} days, ${chunks} chunk(s), ${JOBS} job(s)`,
+  );
 
   await withClient(databaseUrl, async (client) => {
     // Helper tables of the throwaway database (dropped below): each account's sources by kind, numbered.
@@ -536,8 +568,14 @@ async function generate(databaseUrl: string, accounts: AccountShape[]): Promise<
         try {
           await client.query('SELECT setseed($1)', [(((SEED + 1) / 2 + chunk * 0.6180339887498949) % 1) * 2 - 1]);
           const { rows } = await client.query<{ requests: string; syncs: string; deliveries: string }>(CHUNK_SQL, [
-            accounts.map((a) => a.id), counts, new Date(from.getTime() + (chunk / chunks) * spanMs), spanMs / chunks,
-            SKEWED_SHARE, FORWARDED_SHARE, to, sequence,
+            accounts.map((a) => a.id),
+            counts,
+            new Date(from.getTime() + (chunk / chunks) * spanMs),
+            spanMs / chunks,
+            SKEWED_SHARE,
+            FORWARDED_SHARE,
+            to,
+            sequence,
           ]);
           await client.query('COMMIT');
           inserted.requests += Number(rows[0]?.requests ?? 0);
@@ -550,8 +588,10 @@ async function generate(databaseUrl: string, accounts: AccountShape[]): Promise<
         }
         done += 1;
         const seconds = (performance.now() - started) / 1000;
-        log(`generate: ${((done / chunks) * 100).toFixed(0).padStart(3)}%  ${fmt(inserted.syncs)} syncs, ${fmt(inserted.deliveries)} deliveries  ` +
-          `${seconds.toFixed(1)} s, ETA ${((seconds / done) * (chunks - done)).toFixed(0)} s`);
+        log(
+          `generate: ${((done / chunks) * 100).toFixed(0).padStart(3)}%  ${fmt(inserted.syncs)} syncs, ${fmt(inserted.deliveries)} deliveries  ` +
+            `${seconds.toFixed(1)} s, ETA ${((seconds / done) * (chunks - done)).toFixed(0)} s`,
+        );
       }
     });
   };
@@ -582,7 +622,7 @@ async function generate(databaseUrl: string, accounts: AccountShape[]): Promise<
 function printTable(samples: Sample[], worst: Sample[]): Kind[] {
   const failed: Kind[] = [];
   const rows = [
-    ...KINDS.map((k) => ({ label: k.label, kind: k.kind as Kind | null, of: samples.filter((s) => s.lookup.kind === k.kind) })),
+    ...KINDS.map((k) => ({ label: k.label, kind: k.kind, of: samples.filter((s) => s.lookup.kind === k.kind) })),
     { label: 'all lookups (the mix)', kind: null, of: samples },
     { label: 'heaviest contact, repeated', kind: null, of: worst },
   ];
@@ -596,8 +636,16 @@ function printTable(samples: Sample[], worst: Sample[]): Kind[] {
       const pass = pct(api, 0.95) < TARGET_P95_MS;
       if (!pass && r.kind) failed.push(r.kind);
       return [
-        r.label, fmt(r.of.length), `${Math.min(...identities)}-${Math.max(...identities)}`, `${fmt(pct(events, 0.5))} / ${fmt(Math.max(...events))}`,
-        ms(pct(api, 0.5)), ms(pct(api, 0.95)), ms(pct(sql, 0.5)), ms(pct(sql, 0.95)), ratio(pct(api, 0.5), pct(sql, 0.5)), ratio(pct(api, 0.95), pct(sql, 0.95)),
+        r.label,
+        fmt(r.of.length),
+        `${Math.min(...identities)}-${Math.max(...identities)}`,
+        `${fmt(pct(events, 0.5))} / ${fmt(Math.max(...events))}`,
+        ms(pct(api, 0.5)),
+        ms(pct(api, 0.95)),
+        ms(pct(sql, 0.5)),
+        ms(pct(sql, 0.95)),
+        ratio(pct(api, 0.5), pct(sql, 0.5)),
+        ratio(pct(api, 0.95), pct(sql, 0.95)),
         pass ? 'PASS' : 'FAIL',
       ];
     });
@@ -614,57 +662,91 @@ function printTable(samples: Sample[], worst: Sample[]): Kind[] {
   out(`The last row is outside the mix: the contact with the most syncs, looked up ${HEAVIEST_REPEATS} times (the worst case, not the target's).`);
   const all = samples.map((s) => s.apiMs);
   const p95 = pct(all, 0.95);
-  out(`\nRESULT: ${p95 < TARGET_P95_MS ? 'PASS' : 'FAIL'}: API p95 over all lookups ${ms(p95)} ms (target < ${TARGET_P95_MS} ms), p50 ${ms(pct(all, 0.5))} ms; ` +
-    `${ratio(pct(all, 0.5), pct(samples.map((s) => s.sqlMs), 0.5))} the direct SQL at p50, ${ratio(p95, pct(samples.map((s) => s.sqlMs), 0.95))} at p95`);
+  out(
+    `\nRESULT: ${p95 < TARGET_P95_MS ? 'PASS' : 'FAIL'}: API p95 over all lookups ${ms(p95)} ms (target < ${TARGET_P95_MS} ms), p50 ${ms(pct(all, 0.5))} ms; ` +
+      `${ratio(
+        pct(all, 0.5),
+        pct(
+          samples.map((s) => s.sqlMs),
+          0.5,
+        ),
+      )} the direct SQL at p50, ${ratio(
+        p95,
+        pct(
+          samples.map((s) => s.sqlMs),
+          0.95,
+        ),
+      )} at p95`,
+  );
   return failed;
 }
 
 async function printSettings(sql: pg.Client, generated: Generated, population: Population, connectionIds: number[]): Promise<void> {
   const { main, heavy } = population;
-  const settings = (await sql.query<{ name: string; setting: string }>(
-    `SELECT name, current_setting(name) AS setting FROM unnest($1::text[]) AS name`, [SHOWN_SETTINGS],
-  )).rows.map((r) => `${r.name}=${r.setting}`);
-  const counts = (await sql.query<{ table: string; account: string; total: string }>(`
+  const settings = (
+    await sql.query<{ name: string; setting: string }>(`SELECT name, current_setting(name) AS setting FROM unnest($1::text[]) AS name`, [SHOWN_SETTINGS])
+  ).rows.map((r) => `${r.name}=${r.setting}`);
+  const counts = (
+    await sql.query<{ table: string; account: string; total: string }>(
+      `
     SELECT 'requests' AS table, CASE account_id WHEN $1 THEN 'main' ELSE 'noisy' END AS account, count(*) AS total FROM requests GROUP BY 2
     UNION ALL SELECT 'syncs', CASE account_id WHEN $1 THEN 'main' ELSE 'noisy' END, count(*) FROM syncs GROUP BY 2
     UNION ALL SELECT 'deliveries', CASE account_id WHEN $1 THEN 'main' ELSE 'noisy' END, count(*) FROM deliveries GROUP BY 2
     UNION ALL SELECT 'signals', CASE account_id WHEN $1 THEN 'main' ELSE 'noisy' END, count(*) FROM lead_category_signals GROUP BY 2
-    ORDER BY 1, 2`, [main.id])).rows;
-  const perContact = (await sql.query<{ contacts: string; profiles: string; p50: string; p95: string; p99: string; max: string }>(`
+    ORDER BY 1, 2`,
+      [main.id],
+    )
+  ).rows;
+  const perContact = (
+    await sql.query<{ contacts: string; profiles: string; p50: string; p95: string; p99: string; max: string }>(
+      `
     WITH per AS (SELECT to_email, count(*) AS n FROM syncs WHERE account_id = $1 GROUP BY to_email)
     SELECT count(*) AS contacts, count(*) FILTER (WHERE to_email LIKE 'https://%') AS profiles,
            percentile_disc(0.5) WITHIN GROUP (ORDER BY n) AS p50, percentile_disc(0.95) WITHIN GROUP (ORDER BY n) AS p95,
            percentile_disc(0.99) WITHIN GROUP (ORDER BY n) AS p99, max(n) AS max
-      FROM per`, [main.id])).rows[0];
-  const platforms = (await sql.query<{ platform: string; n: string }>(
-    `SELECT platform, count(*) AS n FROM syncs WHERE account_id = $1 GROUP BY platform ORDER BY n DESC`, [main.id],
-  )).rows;
-  const sizes = (await sql.query<{ relname: string; size: string }>(
-    `SELECT relname, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class
+      FROM per`,
+      [main.id],
+    )
+  ).rows[0];
+  const platforms = (
+    await sql.query<{ platform: string; n: string }>(`SELECT platform, count(*) AS n FROM syncs WHERE account_id = $1 GROUP BY platform ORDER BY n DESC`, [
+      main.id,
+    ])
+  ).rows;
+  const sizes = (
+    await sql.query<{ relname: string; size: string }>(
+      `SELECT relname, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class
       WHERE relname IN ('requests', 'syncs', 'deliveries', 'lead_category_signals',
                         'syncs_account_id_to_email_idx', 'deliveries_account_id_to_email_idx', 'lead_category_signals_account_id_contact_created_at_idx')
       ORDER BY relkind DESC, relname`,
-  )).rows;
+    )
+  ).rows;
   const g = generated.inserted;
   const rows = g.requests + g.syncs + g.deliveries + g.signals;
   out(`bench:outreach  scale ${SCALE}  (${os.cpus().length} CPUs, Node ${process.version})`);
-  out(`history: ${fmt(g.requests)} requests, ${fmt(g.syncs)} syncs, ${fmt(g.deliveries)} deliveries, ${fmt(g.signals)} lead category signals over ${DAYS} days ` +
-    `(${generated.window.from.toISOString()} .. ${generated.window.to.toISOString()}), generated in ${(generated.elapsedMs.insert / 1000).toFixed(1)} s ` +
-    `(${fmt(Math.round(rows / (generated.elapsedMs.insert / 1000)))} rows/s) + VACUUM ANALYZE ${(generated.elapsedMs.vacuum / 1000).toFixed(1)} s`);
+  out(
+    `history: ${fmt(g.requests)} requests, ${fmt(g.syncs)} syncs, ${fmt(g.deliveries)} deliveries, ${fmt(g.signals)} lead category signals over ${DAYS} days ` +
+      `(${generated.window.from.toISOString()} .. ${generated.window.to.toISOString()}), generated in ${(generated.elapsedMs.insert / 1000).toFixed(1)} s ` +
+      `(${fmt(Math.round(rows / (generated.elapsedMs.insert / 1000)))} rows/s) + VACUUM ANALYZE ${(generated.elapsedMs.vacuum / 1000).toFixed(1)} s`,
+  );
   out('rows:');
   for (const c of counts) out(`  ${c.table.padEnd(10)} ${c.account.padEnd(5)} ${fmt(Number(c.total)).padStart(11)}`);
   if (perContact) {
-    out(`main account: ${fmt(Number(perContact.contacts))} contacts with syncs (${fmt(Number(perContact.profiles))} of them LinkedIn profiles); ` +
-      `syncs per contact p50 ${perContact.p50}, p95 ${perContact.p95}, p99 ${perContact.p99}, max ${fmt(Number(perContact.max))}; ` +
-      `${connectionIds.length} connections reached by the key`);
+    out(
+      `main account: ${fmt(Number(perContact.contacts))} contacts with syncs (${fmt(Number(perContact.profiles))} of them LinkedIn profiles); ` +
+        `syncs per contact p50 ${perContact.p50}, p95 ${perContact.p95}, p99 ${perContact.p99}, max ${fmt(Number(perContact.max))}; ` +
+        `${connectionIds.length} connections reached by the key`,
+    );
   }
   out(`main account syncs by platform: ${platforms.map((p) => `${p.platform} ${fmt(Number(p.n))}`).join(', ')}`);
   if (heavy.length > 0) out(`${heavy.length} heaviest email contacts: ${fmt(heavy[heavy.length - 1]?.syncs ?? 0)} to ${fmt(heavy[0]?.syncs ?? 0)} syncs each`);
   out(`sizes: ${sizes.map((s) => `${s.relname} ${s.size}`).join(', ')}`);
   out(`PostgreSQL: ${settings.join(' ')}`);
-  out(`samples: ${fmt(SAMPLES)} lookups (after ${fmt(WARMUP)} warm-up), mix ${KINDS.map((k) => `${Math.round(k.share * 100)} % ${k.label}`).join(', ')}; ` +
-    `one request at a time over keep-alive HTTP, each with the direct SQL (API first on even samples, SQL first on odd); ` +
-    `the app first served ${fmt(APP_WARMUP)} warm-up lookups`);
+  out(
+    `samples: ${fmt(SAMPLES)} lookups (after ${fmt(WARMUP)} warm-up), mix ${KINDS.map((k) => `${Math.round(k.share * 100)} % ${k.label}`).join(', ')}; ` +
+      `one request at a time over keep-alive HTTP, each with the direct SQL (API first on even samples, SQL first on odd); ` +
+      `the app first served ${fmt(APP_WARMUP)} warm-up lookups`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -29,8 +29,16 @@ export const HISTORY_PG_SETTINGS: Record<string, string> = {
   autovacuum: 'off',
 };
 export const SHOWN_SETTINGS = [
-  'server_version', 'shared_buffers', 'effective_cache_size', 'work_mem', 'max_parallel_workers_per_gather', 'jit',
-  'random_page_cost', 'fsync', 'synchronous_commit', 'autovacuum',
+  'server_version',
+  'shared_buffers',
+  'effective_cache_size',
+  'work_mem',
+  'max_parallel_workers_per_gather',
+  'jit',
+  'random_page_cost',
+  'fsync',
+  'synchronous_commit',
+  'autovacuum',
 ];
 
 /** Undone in reverse order at the end of the run, after a failure, or on SIGINT/SIGTERM. */
@@ -89,10 +97,20 @@ export interface BenchApp {
  * by PostgreSQL past QUERY_TIMEOUT_MS; the rate limiters on their own pool), logging nothing. The
  * limiters run (their cost is part of every request) with limits no run reaches, unless `env` says else.
  */
-export async function startBenchApp(databaseUrl: string, encryptionKey: Buffer, env: Record<string, string> = {}, prismaOptions: PrismaOptions = {}): Promise<BenchApp> {
+export async function startBenchApp(
+  databaseUrl: string,
+  encryptionKey: Buffer,
+  env: Record<string, string> = {},
+  prismaOptions: PrismaOptions = {},
+): Promise<BenchApp> {
   const config = loadConfig({
-    DATABASE_URL: databaseUrl, ENCRYPTION_KEY: encryptionKey.toString('hex'), LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1',
-    RATE_LIMIT_PER_IP: '1000000000', RATE_LIMIT_PER_ACCOUNT: '1000000000', RATE_LIMIT_OUTREACH: '1000000000',
+    DATABASE_URL: databaseUrl,
+    ENCRYPTION_KEY: encryptionKey.toString('hex'),
+    LOG_LEVEL: 'silent',
+    BASE_URL: 'http://127.0.0.1',
+    RATE_LIMIT_PER_IP: '1000000000',
+    RATE_LIMIT_PER_ACCOUNT: '1000000000',
+    RATE_LIMIT_OUTREACH: '1000000000',
     ...env,
   });
   const prisma = createPrisma(databaseUrl, prismaOptions);
@@ -188,4 +206,3 @@ export function out(line: string): void {
 export function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
-

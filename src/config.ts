@@ -87,8 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 }
 
 /** An unset variable and an empty one mean the same: take the default. */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const withDefault = <T extends z.ZodType>(schema: T, fallback: string) =>
   z.preprocess((value) => (value === undefined || value === '' ? fallback : value), schema);
@@ -120,13 +119,16 @@ const integer = (min: number, max: number) =>
     .string()
     .regex(/^\d+$/, { error: 'must be a whole number' })
     .transform(Number)
-    .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }));
+    .pipe(
+      z
+        .number()
+        .min(min, { error: `must be at least ${min}` })
+        .max(max, { error: `must be at most ${max}` }),
+    );
 
-const postgresUrl = z
-  .string()
-  .refine((value) => /^postgres(ql)?:\/\/./.test(value) && URL.canParse(value), {
-    error: 'must be a postgres:// or postgresql:// connection URL',
-  });
+const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\/./.test(value) && URL.canParse(value), {
+  error: 'must be a postgres:// or postgresql:// connection URL',
+});
 
 // The key is a secret: messages describe the expected form and never echo the value.
 const encryptionKey = z.string().transform((value, ctx) => {
@@ -137,7 +139,10 @@ const encryptionKey = z.string().transform((value, ctx) => {
 });
 
 const tokenList = z.string().transform((value, ctx) => {
-  const tokens = value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  const tokens = value
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
   if (tokens.some((t) => t.length < 16)) {
     ctx.addIssue({ code: 'custom', message: 'each staff token must be at least 16 characters' });
     return z.NEVER;

@@ -20,7 +20,13 @@ export interface WorkerSettings {
 export const WORKER_APPLICATION_NAME = 'pipeline-sync-worker';
 
 /** graphile-worker settings for `concurrency` job slots (WORKER_CONCURRENCY), with a local queue of twice that. */
-export const workerSettings = (concurrency: number): WorkerSettings => ({ concurrency, pollInterval: 2_000, staleAfterMs: 60_000, localQueueSize: concurrency * 2, completeJobBatchDelay: 0 });
+export const workerSettings = (concurrency: number): WorkerSettings => ({
+  concurrency,
+  pollInterval: 2_000,
+  staleAfterMs: 60_000,
+  localQueueSize: concurrency * 2,
+  completeJobBatchDelay: 0,
+});
 
 /** The default settings (128 slots); printed at start so benchmarks can report them. */
 export const WORKER_SETTINGS: WorkerSettings = workerSettings(128);
@@ -51,14 +57,18 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
     preset: {
       worker: {
         ...(settings.localQueueSize !== undefined && settings.localQueueSize > 1 ? { localQueue: { size: settings.localQueueSize } } : {}),
-        ...(settings.completeJobBatchDelay !== undefined ? { completeJobBatchDelay: settings.completeJobBatchDelay, failJobBatchDelay: settings.completeJobBatchDelay } : {}),
+        ...(settings.completeJobBatchDelay !== undefined
+          ? { completeJobBatchDelay: settings.completeJobBatchDelay, failJobBatchDelay: settings.completeJobBatchDelay }
+          : {}),
       },
     },
     events,
     logger: new WorkerLogger((scope) => (level, message, meta) => {
       // Its advice of a connection per job slot does not apply: our jobs share grouped statements (SyncStore).
       const expected = message.startsWith('WARNING: having maxPoolSize');
-      const method = expected ? 'debug' : level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'info' ? 'info' : 'debug';
+      // LogLevel is an ambient const enum, which isolated modules cannot read: compare its string values.
+      const name: string = level;
+      const method = expected ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';
       logger[method]({ worker: scope, ...meta }, message);
     }),
   });

@@ -45,7 +45,9 @@ program
   .option('--scopes <list>', 'comma-separated scopes: read, write', 'read')
   .option('--connection <id>', 'make the key connection-scoped to this connection', positiveInt)
   .action((options: { account: number; name: string; scopes: string; connection?: number }) =>
-    withDatabase((prisma) => createApiKey(prisma, { accountId: options.account, name: options.name, scopes: options.scopes.split(','), connectionId: options.connection })),
+    withDatabase((prisma) =>
+      createApiKey(prisma, { accountId: options.account, name: options.name, scopes: options.scopes.split(','), connectionId: options.connection }),
+    ),
   );
 
 program
@@ -75,24 +77,44 @@ program
   .option('--warning-rate <r>', 'share of syncs written with a partial problem', fraction, HISTORY_DEFAULTS.warningRate)
   .option('--null-rate <r>', 'share of syncs that never recorded a result (status null, listed as error)', fraction, HISTORY_DEFAULTS.nullRate)
   .option('--chunk <n>', 'requests per INSERT statement, all accounts together (progress is printed per chunk)', wholeNumber, HISTORY_DEFAULTS.chunkSize)
-  .option('--jobs <n>', 'connections writing chunks in parallel, 1 to 8 (up to the database\'s cores)', wholeNumber, HISTORY_DEFAULTS.jobs)
+  .option('--jobs <n>', "connections writing chunks in parallel, 1 to 8 (up to the database's cores)", wholeNumber, HISTORY_DEFAULTS.jobs)
   .option('--seed <x>', 'random seed from -1 to 1, for repeatable data', Number)
   .option('--no-vacuum', 'only ANALYZE at the end (VACUUM sets the visibility map that index-only scans need)')
   .addHelpText(
     'after',
     '\nStatuses are drawn per sync: null, error, warning, else success. Event types, contacts (emails, or LinkedIn\n' +
-      'profile URLs for LinkedIn platforms) and request bodies follow each source\'s platform. Example:\n' +
+      "profile URLs for LinkedIn platforms) and request bodies follow each source's platform. Example:\n" +
       '  npm run -s admin -- generate-history --account 1 --requests 200000 --deliveries 20000 --days 60 | jq',
   )
   .action(
     (o: {
-      account: number[]; requests: number; syncRatio: number; deliveries: number; days: number; errorRate: number;
-      warningRate: number; nullRate: number; chunk: number; jobs: number; seed?: number; vacuum: boolean;
+      account: number[];
+      requests: number;
+      syncRatio: number;
+      deliveries: number;
+      days: number;
+      errorRate: number;
+      warningRate: number;
+      nullRate: number;
+      chunk: number;
+      jobs: number;
+      seed?: number;
+      vacuum: boolean;
     }) =>
       withDatabase((_prisma, database) =>
         generateHistory(database.url, {
-          accountIds: o.account, requests: o.requests, syncRatio: o.syncRatio, deliveries: o.deliveries, days: o.days,
-          errorRate: o.errorRate, warningRate: o.warningRate, nullRate: o.nullRate, chunkSize: o.chunk, jobs: o.jobs, seed: o.seed, vacuum: o.vacuum,
+          accountIds: o.account,
+          requests: o.requests,
+          syncRatio: o.syncRatio,
+          deliveries: o.deliveries,
+          days: o.days,
+          errorRate: o.errorRate,
+          warningRate: o.warningRate,
+          nullRate: o.nullRate,
+          chunkSize: o.chunk,
+          jobs: o.jobs,
+          seed: o.seed,
+          vacuum: o.vacuum,
         }),
       ),
   );

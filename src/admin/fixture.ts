@@ -54,7 +54,10 @@ const sourceSchema = z
   .object({
     ref,
     platform,
-    ingressCode: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, { error: 'must be 8 to 128 letters, digits, _ or -' }).optional(),
+    ingressCode: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{8,128}$/, { error: 'must be 8 to 128 letters, digits, _ or -' })
+      .optional(),
     legacyIds: z.tuple([z.string().regex(/^[A-Za-z0-9_-]+$/), z.string().regex(/^[A-Za-z0-9_-]+$/)]).optional(),
     config: z
       .object({
@@ -82,9 +85,7 @@ const sourceSchema = z
   })
   .strict();
 
-const destinationSchema = z
-  .object({ ref, url: httpUrl, description: z.string().default(''), createdAt: optionalDate })
-  .strict();
+const destinationSchema = z.object({ ref, url: httpUrl, description: z.string().default(''), createdAt: optionalDate }).strict();
 
 const replyRelaySchema = z
   .object({
@@ -138,7 +139,10 @@ const apiKeySchema = z
   .object({
     ref,
     name: z.string().min(1),
-    key: z.string().regex(/^svcapi_[A-Za-z0-9]{16,}$/, { error: 'must be svcapi_ followed by at least 16 letters or digits' }).optional(),
+    key: z
+      .string()
+      .regex(/^svcapi_[A-Za-z0-9]{16,}$/, { error: 'must be svcapi_ followed by at least 16 letters or digits' })
+      .optional(),
     // Every key can read; `write` is the one scope to ask for (as the spec says of new keys).
     scopes: z
       .array(z.enum(['read', 'write']))
@@ -158,7 +162,10 @@ const webhookEndpointSchema = z
     description: z.string().default(''),
     enabledEvents: z.array(z.enum(['sync.failed', 'sync.recovered', 'test.ping'])).default([]),
     isActive: z.boolean().default(true),
-    secret: z.string().regex(/^svcwhsec_[A-Za-z0-9]{16,}$/, { error: 'must be svcwhsec_ followed by at least 16 letters or digits' }).optional(),
+    secret: z
+      .string()
+      .regex(/^svcwhsec_[A-Za-z0-9]{16,}$/, { error: 'must be svcwhsec_ followed by at least 16 letters or digits' })
+      .optional(),
   })
   .strict();
 
@@ -176,7 +183,6 @@ const accountSchema = z
 const fixtureSchema = z.object({ accounts: z.array(accountSchema).min(1, { error: 'must list at least one account' }) }).strict();
 
 export type Fixture = z.infer<typeof fixtureSchema>;
-export type FixtureAccount = z.infer<typeof accountSchema>;
 export type FixtureConnection = z.infer<typeof connectionSchema>;
 export type FixtureSource = z.infer<typeof sourceSchema>;
 
@@ -299,7 +305,9 @@ const secret = z.string({ error: 'is required (a string)' }).min(1, { error: 'mu
 // What the connectors read (src/connectors/crm): the OAuth app's id and secret are needed to refresh.
 const oauthApp = { refreshToken: secret.optional(), clientId: secret.optional(), clientSecret: secret.optional() };
 const CREDENTIALS: Record<string, z.ZodType> = {
-  HUBSPOT: z.object({ accessToken: secret, ...oauthApp, expiresAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).optional() }).strict(),
+  HUBSPOT: z
+    .object({ accessToken: secret, ...oauthApp, expiresAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).optional() })
+    .strict(),
   SALESFORCE: z.object({ instanceUrl: z.url({ protocol: /^https?$/, error: 'must be the org instance URL' }), accessToken: secret, ...oauthApp }).strict(),
 };
 

@@ -118,8 +118,20 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
           if (options.seed !== undefined) await client.query('SELECT setseed($1)', [chunkSeed(options.seed, chunk)]);
           if (skipFkTriggers) await lockReferencedRows(client);
           const { rows } = await client.query<ChunkResult>(CHUNK_SQL, [
-            lo, hi, new Date(sliceStart), sliceMs, options.requests, options.deliveries, options.syncRatio,
-            options.nullRate, options.errorRate, options.warningRate, end, contacts, JSON.stringify(BODY_EVENT_NAMES), sequence,
+            lo,
+            hi,
+            new Date(sliceStart),
+            sliceMs,
+            options.requests,
+            options.deliveries,
+            options.syncRatio,
+            options.nullRate,
+            options.errorRate,
+            options.warningRate,
+            end,
+            contacts,
+            JSON.stringify(BODY_EVENT_NAMES),
+            sequence,
           ]);
           await client.query('COMMIT');
           add(rows[0]);
@@ -226,7 +238,12 @@ function validate(o: GenerateHistoryOptions): void {
   if (!Number.isInteger(o.deliveries) || o.deliveries < 0) problems.push('deliveries: a whole number, 0 or more');
   if (!(o.days > 0) || o.days > 3650) problems.push('days: more than 0, at most 3650');
   if (!Number.isInteger(o.chunkSize) || o.chunkSize < 100 || o.chunkSize > 1_000_000) problems.push('chunk: a whole number from 100 to 1,000,000');
-  for (const [name, value] of [['sync-ratio', o.syncRatio], ['error-rate', o.errorRate], ['warning-rate', o.warningRate], ['null-rate', o.nullRate]] as const) {
+  for (const [name, value] of [
+    ['sync-ratio', o.syncRatio],
+    ['error-rate', o.errorRate],
+    ['warning-rate', o.warningRate],
+    ['null-rate', o.nullRate],
+  ] as const) {
     if (!(value >= 0 && value <= 1)) problems.push(`${name}: a number from 0 to 1`);
   }
   if (o.errorRate + o.warningRate + o.nullRate > 1) problems.push('error-rate + warning-rate + null-rate must not exceed 1');
@@ -307,28 +324,46 @@ async function lockReferencedRows(client: pg.Client): Promise<void> {
 /** How each platform names our canonical event types in its own payloads (for realistic request bodies). */
 const BODY_EVENT_NAMES: Record<string, Record<string, string>> = {
   instantly: {
-    EMAIL_SENT: 'email_sent', EMAIL_OPEN: 'email_opened', EMAIL_LINK_CLICK: 'link_clicked', EMAIL_REPLY: 'reply_received',
-    EMAIL_BOUNCE: 'email_bounced', LEAD_UNSUBSCRIBED: 'lead_unsubscribed',
+    EMAIL_SENT: 'email_sent',
+    EMAIL_OPEN: 'email_opened',
+    EMAIL_LINK_CLICK: 'link_clicked',
+    EMAIL_REPLY: 'reply_received',
+    EMAIL_BOUNCE: 'email_bounced',
+    LEAD_UNSUBSCRIBED: 'lead_unsubscribed',
   },
   lemlist: {
-    EMAIL_SENT: 'emailsSent', EMAIL_OPEN: 'emailsOpened', EMAIL_LINK_CLICK: 'emailsClicked', EMAIL_REPLY: 'emailsReplied',
-    EMAIL_BOUNCE: 'emailsBounced', LEAD_UNSUBSCRIBED: 'emailsUnsubscribed',
+    EMAIL_SENT: 'emailsSent',
+    EMAIL_OPEN: 'emailsOpened',
+    EMAIL_LINK_CLICK: 'emailsClicked',
+    EMAIL_REPLY: 'emailsReplied',
+    EMAIL_BOUNCE: 'emailsBounced',
+    LEAD_UNSUBSCRIBED: 'emailsUnsubscribed',
   },
   heyreach: {
-    CONNECTION_REQUEST_SENT: 'connection_request_sent', CONNECTION_REQUEST_ACCEPTED: 'connection_request_accepted',
-    MESSAGE_SENT: 'message_sent', MESSAGE_REPLY_RECEIVED: 'message_reply_received',
+    CONNECTION_REQUEST_SENT: 'connection_request_sent',
+    CONNECTION_REQUEST_ACCEPTED: 'connection_request_accepted',
+    MESSAGE_SENT: 'message_sent',
+    MESSAGE_REPLY_RECEIVED: 'message_reply_received',
   },
 };
 
 const sqlArray = (values: string[]) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`;
 /** 20 slots each, repeated by weight: sends outnumber opens, opens outnumber replies. */
 const EMAIL_EVENTS = sqlArray([
-  ...Array<string>(9).fill('EMAIL_SENT'), ...Array<string>(5).fill('EMAIL_OPEN'), 'EMAIL_LINK_CLICK', 'EMAIL_LINK_CLICK',
-  'EMAIL_REPLY', 'EMAIL_REPLY', 'EMAIL_BOUNCE', 'LEAD_UNSUBSCRIBED',
+  ...Array<string>(9).fill('EMAIL_SENT'),
+  ...Array<string>(5).fill('EMAIL_OPEN'),
+  'EMAIL_LINK_CLICK',
+  'EMAIL_LINK_CLICK',
+  'EMAIL_REPLY',
+  'EMAIL_REPLY',
+  'EMAIL_BOUNCE',
+  'LEAD_UNSUBSCRIBED',
 ]);
 const LINKEDIN_EVENTS = sqlArray([
-  ...Array<string>(6).fill('CONNECTION_REQUEST_SENT'), ...Array<string>(3).fill('CONNECTION_REQUEST_ACCEPTED'),
-  ...Array<string>(8).fill('MESSAGE_SENT'), ...Array<string>(3).fill('MESSAGE_REPLY_RECEIVED'),
+  ...Array<string>(6).fill('CONNECTION_REQUEST_SENT'),
+  ...Array<string>(3).fill('CONNECTION_REQUEST_ACCEPTED'),
+  ...Array<string>(8).fill('MESSAGE_SENT'),
+  ...Array<string>(3).fill('MESSAGE_REPLY_RECEIVED'),
 ]);
 /** Platforms whose leads are LinkedIn profiles rather than email addresses. */
 const LINKEDIN_PLATFORMS = sqlArray(['heyreach', 'expandi', 'dripify', 'waalaxy', 'linkedhelper']);

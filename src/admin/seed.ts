@@ -32,7 +32,14 @@ export async function seedFixture(prisma: PrismaClient, input: unknown, encrypti
       }
       await refuseExistingSecrets(tx, fixture);
       const result: SeedResult = {
-        accounts: {}, connections: {}, sources: {}, destinations: {}, replyRelays: {}, blocklists: {}, apiKeys: {}, webhookEndpoints: {},
+        accounts: {},
+        connections: {},
+        sources: {},
+        destinations: {},
+        replyRelays: {},
+        blocklists: {},
+        apiKeys: {},
+        webhookEndpoints: {},
         generatedSecrets: {},
       };
       for (const [a, account] of fixture.accounts.entries()) {
@@ -269,5 +276,5 @@ function remember(map: Record<string, number>, ref: string | undefined, id: numb
 
 /** Prisma wants DbNull (SQL NULL) rather than undefined/null for an absent JSON value. */
 function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {
-  return value === undefined || value === null ? Prisma.DbNull : (value as Prisma.InputJsonValue);
+  return value === undefined || value === null ? Prisma.DbNull : value;
 }

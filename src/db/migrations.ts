@@ -7,7 +7,7 @@ import pg from 'pg';
 import { diffSchemas } from './schema-engine.js';
 
 /** Where the schema and Prisma's migration folders live. */
-export const PRISMA_DIR = fileURLToPath(new URL('../../prisma/', import.meta.url));
+const PRISMA_DIR = fileURLToPath(new URL('../../prisma/', import.meta.url));
 export const SCHEMA_FILE = path.join(PRISMA_DIR, 'schema.prisma');
 export const MIGRATIONS_DIR = path.join(PRISMA_DIR, 'migrations');
 /** The schema the committed migrations produce; `db:migration` diffs `schema.prisma` against it. */
@@ -23,7 +23,10 @@ export interface Migration {
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
   if (!existsSync(dir)) return [];
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory() && /^\d{14}_/.test(e.name)).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory() && /^\d{14}_/.test(e.name))
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');
@@ -101,7 +104,7 @@ async function applyOne(client: pg.Client, migration: Migration): Promise<void> 
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK');
-    throw new Error(`Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
 

@@ -38,7 +38,7 @@ export async function initCluster(clusterDir: string, password: string): Promise
     );
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`initdb failed for ${clusterDir}: ${stderr.trim() || (error as Error).message}`);
+    throw new Error(`initdb failed for ${clusterDir}: ${stderr.trim() || (error as Error).message}`, { cause: error });
   } finally {
     await rm(path.dirname(pwfile), { recursive: true, force: true });
   }
@@ -48,7 +48,13 @@ export async function initCluster(clusterDir: string, password: string): Promise
  * Starts `postgres` on the cluster, in its own process group (a terminal's Ctrl-C reaches us, and we
  * stop it last), logging to `logFile`. Resolves once it accepts connections.
  */
-export async function startServer(options: { clusterDir: string; port: number; password: string; logFile: string; settings: Record<string, string> }): Promise<PostgresServer> {
+export async function startServer(options: {
+  clusterDir: string;
+  port: number;
+  password: string;
+  logFile: string;
+  settings: Record<string, string>;
+}): Promise<PostgresServer> {
   const { postgres } = await binaries();
   const ids = await runAsIds();
   const log = await open(options.logFile, 'a');
@@ -109,7 +115,9 @@ async function waitUntilAccepting(port: number, password: string): Promise<boole
       await client.end().catch(() => {});
       // 28P01: the server is up and refuses our password; waiting will not change that.
       if ((error as { code?: string }).code === '28P01') {
-        throw new Error('The embedded PostgreSQL refused the password in DATA_DIR/local-secrets.json: that file no longer matches the cluster');
+        throw new Error('The embedded PostgreSQL refused the password in DATA_DIR/local-secrets.json: that file no longer matches the cluster', {
+          cause: error,
+        });
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -198,7 +206,7 @@ export async function runAsIds(): Promise<{ uid: number; gid: number } | undefin
   await promisify(execFile)('useradd', ['--system', '--user-group', '--no-create-home', SUPERUSER]).catch((error: Error) => {
     throw new Error(`PostgreSQL cannot run as root and the "${SUPERUSER}" user could not be created: ${error.message}`);
   });
-  return (await find()) as { uid: number; gid: number };
+  return await find();
 }
 
 async function privateTempDir(ids: { uid: number; gid: number } | undefined): Promise<string> {

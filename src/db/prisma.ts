@@ -32,7 +32,8 @@ export function isQueryCanceled(error: unknown): boolean {
   for (let e: unknown = error; e && typeof e === 'object' && !seen.has(e); e = (e as { cause?: unknown }).cause) {
     seen.add(e);
     const { code, meta, message } = e as { code?: unknown; meta?: { code?: unknown }; message?: unknown };
-    if (code === '57014' || meta?.code === '57014' || (typeof message === 'string' && /canceling statement due to statement timeout/.test(message))) return true;
+    if (code === '57014' || meta?.code === '57014' || (typeof message === 'string' && /canceling statement due to statement timeout/.test(message)))
+      return true;
   }
   return false;
 }

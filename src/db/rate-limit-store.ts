@@ -2,7 +2,7 @@ import pg from 'pg';
 import { fixedWindowDecision, slidingWindowDecision, type RateLimitDecision } from '../domain/rate-limit.js';
 
 /** Every limit of the spec counts over 60 s. */
-export const RATE_WINDOW_MS = 60_000;
+const RATE_WINDOW_MS = 60_000;
 
 /**
  * Rate-limit counters in PostgreSQL, so that every API process shares them. One statement per check,

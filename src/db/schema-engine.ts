@@ -43,9 +43,11 @@ async function createEngine(schema: string, databaseUrl: string): Promise<wasmBi
 }
 
 // @types/node 20 does not declare the WebAssembly global; this is the one call we make of it.
-const wasm = (globalThis as unknown as {
-  WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: Record<string, unknown> } }> };
-}).WebAssembly;
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: { instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: Record<string, unknown> } }> };
+  }
+).WebAssembly;
 
 // The package's default entry imports the .wasm file as an ES module, which Node cannot do;
 // instantiate it by hand against the package's JS glue instead.

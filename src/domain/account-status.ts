@@ -37,8 +37,8 @@ export interface ConnectionStatus {
   blocklists: { status: ComponentStatus | 'error'; enabledCount: number; lastError: string | null; lastFetchedAt: Date | null };
 }
 
-export type BlockerCode = 'crm_disconnected' | 'sync_not_enabled' | 'no_sources';
-export type WarningCode = 'destinations_not_configured' | 'blocklists_not_configured' | 'blocklists_error';
+type BlockerCode = 'crm_disconnected' | 'sync_not_enabled' | 'no_sources';
+type WarningCode = 'destinations_not_configured' | 'blocklists_not_configured' | 'blocklists_error';
 
 export interface StatusNotice<Code extends string> {
   code: Code;
@@ -62,22 +62,28 @@ export function deriveAccountStatus(snapshots: ConnectionSnapshot[], capabilitie
   const blockers: StatusNotice<BlockerCode>[] = [];
   const warnings: StatusNotice<WarningCode>[] = [];
   const connections = snapshots.map((c) => {
-    const notice = <Code extends string>(code: Code) => ({ code, connectionId: c.id, crm: c.crm, ...TEXT[code as BlockerCode | WarningCode], docUrl: `${docsUrl}#${ANCHOR[code as BlockerCode | WarningCode]}` });
+    const notice = <Code extends string>(code: Code) => ({
+      code,
+      connectionId: c.id,
+      crm: c.crm,
+      ...TEXT[code as BlockerCode | WarningCode],
+      docUrl: `${docsUrl}#${ANCHOR[code as BlockerCode | WarningCode]}`,
+    });
     const own: BlockerCode[] = [];
     if (c.status === 'disconnected') own.push('crm_disconnected');
     if (!c.syncEnabled) own.push('sync_not_enabled');
     if (c.sourcePlatforms.length === 0) own.push('no_sources');
     blockers.push(...own.map(notice));
 
-    const sources = {
-      status: (!c.syncEnabled ? 'disabled' : c.sourcePlatforms.length === 0 ? 'not_configured' : 'ready') as ComponentStatus,
+    const sources: ConnectionStatus['sources'] = {
+      status: !c.syncEnabled ? 'disabled' : c.sourcePlatforms.length === 0 ? 'not_configured' : 'ready',
       count: c.sourcePlatforms.length,
       platforms: [...new Set(c.sourcePlatforms)].sort(),
     };
     const forwardingCount = new Set(c.forwardingUrls).size;
     const destinationCount = forwardingCount + c.boundReplyRelayCount;
-    const destinations = {
-      status: (!capabilities.canUserAccount ? 'disabled' : destinationCount === 0 ? 'not_configured' : 'ready') as ComponentStatus,
+    const destinations: ConnectionStatus['destinations'] = {
+      status: !capabilities.canUserAccount ? 'disabled' : destinationCount === 0 ? 'not_configured' : 'ready',
       count: destinationCount,
       eventTypes: [...new Set(c.forwardingEventTypes)].sort(),
       forwardingCount,
@@ -86,8 +92,8 @@ export function deriveAccountStatus(snapshots: ConnectionSnapshot[], capabilitie
     const enabled = c.blocklists.filter((b) => b.isEnabled);
     const failing = enabled.filter((b) => b.lastError !== null).sort((a, b) => time(b.lastAttemptedAt) - time(a.lastAttemptedAt));
     const fetched = c.blocklists.map((b) => b.lastFetchedAt).filter((d): d is Date => d !== null);
-    const blocklists = {
-      status: (!capabilities.canBlockList ? 'disabled' : c.blocklists.length === 0 ? 'not_configured' : failing.length > 0 ? 'error' : 'ready') as ConnectionStatus['blocklists']['status'],
+    const blocklists: ConnectionStatus['blocklists'] = {
+      status: !capabilities.canBlockList ? 'disabled' : c.blocklists.length === 0 ? 'not_configured' : failing.length > 0 ? 'error' : 'ready',
       enabledCount: enabled.length,
       lastError: failing[0]?.lastError ?? null,
       lastFetchedAt: fetched.length > 0 ? new Date(Math.max(...fetched.map(time))) : null,

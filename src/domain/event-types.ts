@@ -49,7 +49,7 @@ export const EVENT_TYPES = {
   UNKNOWN: traits({ touch: false }),
 } as const satisfies Record<string, EventTraits>;
 
-export type EventType = keyof typeof EVENT_TYPES;
+type EventType = keyof typeof EVENT_TYPES;
 
 /**
  * What an event type means. A type this table does not know (a newer sequencer event) is a touch with

@@ -6,7 +6,7 @@ import { eventTraits } from './event-types.js';
 import { excerpt } from './excerpt.js';
 import { normalizeProfileUrl, profileUrlVariants } from './profile-url.js';
 
-export const MAX_PROFILE_URLS = 5;
+const MAX_PROFILE_URLS = 5;
 
 export interface OutreachQuery {
   /** Lowercased, or null when only profile URLs were given. */
@@ -26,7 +26,10 @@ export type OutreachQueryParse = { ok: true; query: OutreachQuery } | { ok: fals
 export function parseOutreachQuery(rawEmail: string | null | undefined, rawProfileUrls: readonly string[] = []): OutreachQueryParse {
   const problems: string[] = [];
   // Empty values (an empty form field, a trailing comma) name nothing and are skipped, as an empty email is.
-  const values = rawProfileUrls.flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+  const values = rawProfileUrls
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
   const emailGiven = rawEmail != null && rawEmail.trim() !== '';
   if (!emailGiven && values.length === 0) return { ok: false, problems: ['Pass at least one identity: email or profileUrl'] };
 
@@ -60,7 +63,6 @@ function checkEmail(raw: string): string | { problem: string } {
   if (!EMAIL.test(email)) return { problem: `email "${excerpt(email, 100)}" is not a valid email address` };
   return email;
 }
-
 
 /** One (event type, platform) group of matching log rows, counted once per inbound payload. */
 export interface OutreachGroup {

@@ -10,17 +10,11 @@
 
 export const FAILING_AFTER = 5;
 
-export type PipelineState = 'healthy' | 'failing';
+type PipelineState = 'healthy' | 'failing';
 
 /** Why syncs fail, as `sync.failed` reports it (`data.reason`), each paired with its remediation. */
 export type FailureReason =
-  | 'crm_authentication_failed'
-  | 'crm_not_connected'
-  | 'sync_disabled'
-  | 'crm_not_supported'
-  | 'crm_rejected_writes'
-  | 'crm_unavailable'
-  | 'payloads_unreadable';
+  'crm_authentication_failed' | 'crm_not_connected' | 'sync_disabled' | 'crm_not_supported' | 'crm_rejected_writes' | 'crm_unavailable' | 'payloads_unreadable';
 
 const IMMEDIATE: ReadonlySet<FailureReason> = new Set(['crm_authentication_failed', 'crm_not_connected', 'sync_disabled', 'crm_not_supported']);
 
@@ -29,8 +23,9 @@ export const REMEDIATION: Record<FailureReason, string> = {
   crm_not_connected: 'Connect the CRM in the dashboard: the connection holds no credentials.',
   sync_disabled: 'Turn sync on for this connection, or remove the source from the sequencer.',
   crm_not_supported: 'Move the source to a HubSpot or Salesforce connection: this CRM cannot be written to.',
-  crm_rejected_writes: "Check the sync errors (GET /api/v1/syncs?status=error): the CRM refuses the writes, often over a required field or a permission.",
-  crm_unavailable: 'Nothing to do if it passes: the CRM kept answering 429 or 5xx past our retries. Failed syncs can be retried with POST /api/v1/syncs/:id/retry.',
+  crm_rejected_writes: 'Check the sync errors (GET /api/v1/syncs?status=error): the CRM refuses the writes, often over a required field or a permission.',
+  crm_unavailable:
+    'Nothing to do if it passes: the CRM kept answering 429 or 5xx past our retries. Failed syncs can be retried with POST /api/v1/syncs/:id/retry.',
   payloads_unreadable: "Check the source's sequencer webhook settings: its payloads cannot be read (see the sync errors).",
 };
 

@@ -10,7 +10,7 @@
 
 import { excerpt } from './excerpt.js';
 
-export type ProfileKind = 'professional' | 'microblog';
+type ProfileKind = 'professional' | 'microblog';
 
 export interface Profile {
   kind: ProfileKind;
@@ -52,7 +52,10 @@ export function normalizeProfileUrl(input: string): ProfileParse {
 export function profileUrlVariants(profile: Profile): string[] {
   const decoded = profile.canonical.replace(/^https:\/\/[^/]+/, '');
   // A slug with non-ASCII letters is also stored as the platforms hand it out: percent-encoded.
-  const encoded = decoded.split('/').map((part) => encodeURIComponent(part).toLowerCase()).join('/');
+  const encoded = decoded
+    .split('/')
+    .map((part) => encodeURIComponent(part).toLowerCase())
+    .join('/');
   return [...new Set([decoded, encoded])].flatMap((path) => variantsOfPath(profile.kind, path));
 }
 
@@ -79,12 +82,28 @@ function professional(raw: string, segments: string[]): ProfileParse {
     const ids = rest.slice(0, 3).filter((part) => /^[0-9a-z]+$/.test(part));
     return { ok: true, profile: { kind: 'professional', canonical: `https://www.linkedin.com/pub/${[slug, ...ids].join('/')}` } };
   }
-  if (segments.length === 0) return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is a bare domain: pass a person's profile URL (company rollups are not supported)` };
+  if (segments.length === 0)
+    return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is a bare domain: pass a person's profile URL (company rollups are not supported)` };
   return { ok: false, reason: `profileUrl "${excerpt(raw, 100)}" is not a person's profile: the path must start with /in/ or /pub/` };
 }
 
 // Handles are 1-15 letters, digits or underscores; these first segments are site pages, not people.
-const RESERVED_MICROBLOG_PATHS = new Set(['home', 'explore', 'search', 'notifications', 'messages', 'settings', 'i', 'intent', 'share', 'hashtag', 'login', 'signup', 'tos', 'privacy']);
+const RESERVED_MICROBLOG_PATHS = new Set([
+  'home',
+  'explore',
+  'search',
+  'notifications',
+  'messages',
+  'settings',
+  'i',
+  'intent',
+  'share',
+  'hashtag',
+  'login',
+  'signup',
+  'tos',
+  'privacy',
+]);
 
 function microblog(raw: string, segments: string[]): ProfileParse {
   const handle = (segments[0] ?? '').replace(/^@/, '');

@@ -1,8 +1,5 @@
 /** A source's paste URL: `/webhooks/<code>`, or `/webhooks/<id1>/<id2>` for legacy sources. */
-export function sourceUrl(
-  ingressUrl: string,
-  source: { ingressCode: string; legacyId1: string | null; legacyId2: string | null },
-): string {
+export function sourceUrl(ingressUrl: string, source: { ingressCode: string; legacyId1: string | null; legacyId2: string | null }): string {
   const path =
     source.legacyId1 !== null && source.legacyId2 !== null
       ? `${encodeURIComponent(source.legacyId1)}/${encodeURIComponent(source.legacyId2)}`

@@ -4,9 +4,9 @@
  * messages, the caller decides how to raise them.
  */
 
-export const MAX_SPAN_DAYS = 31;
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 500;
+const MAX_SPAN_DAYS = 31;
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 500;
 
 export interface Window {
   from: Date;
@@ -53,9 +53,13 @@ function parseInstant(value: string | undefined, name: string, problems: string[
   const valid =
     m !== null &&
     year! >= 1970 &&
-    month! >= 1 && month! <= 12 &&
-    day! >= 1 && day! <= new Date(Date.UTC(year!, month!, 0)).getUTCDate() &&
-    hour! <= 23 && minute! <= 59 && second! <= 59;
+    month! >= 1 &&
+    month! <= 12 &&
+    day! >= 1 &&
+    day! <= new Date(Date.UTC(year!, month, 0)).getUTCDate() &&
+    hour! <= 23 &&
+    minute! <= 59 &&
+    second! <= 59;
   const date = valid ? new Date(value) : undefined;
   // No history predates 1970, and PostgreSQL refuses year 0: the floor keeps every bound storable.
   if (!date || Number.isNaN(date.getTime()) || date.getTime() < 0) {

@@ -7,7 +7,7 @@ import { schema } from '../schema/index.js';
 import type { Context, SharedContext } from '../schema/context.js';
 import { sendError } from './errors.js';
 
-export const GRAPHQL_PATH = '/graphql';
+const GRAPHQL_PATH = '/graphql';
 
 /**
  * The support staff's GraphQL explorer at /graphql. Every operation needs a staff bearer token from

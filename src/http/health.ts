@@ -5,7 +5,7 @@ import { SYNC_TASK } from '../ingress/accept.js';
 import { WORKER_APPLICATION_NAME } from '../worker.js';
 
 /** A sync job ready to run but waiting longer than this means the worker is not keeping up. */
-export const MAX_QUEUE_LAG_SECONDS = 300;
+const MAX_QUEUE_LAG_SECONDS = 300;
 
 /**
  * GET /health/live, /health/ready and /health (spec: Platform health). No key; never cached.

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 /** The spec's ingress limit. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 export type BodyRead = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' };
 

@@ -104,7 +104,9 @@ export class SyncStore {
 
   private async renewUnderLock(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
     await this.transaction(async (client) => {
-      const { rows } = await client.query<{ sealed: string | null }>('SELECT credentials_encrypted AS sealed FROM connections WHERE id = $1 FOR UPDATE', [connectionId]);
+      const { rows } = await client.query<{ sealed: string | null }>('SELECT credentials_encrypted AS sealed FROM connections WHERE id = $1 FOR UPDATE', [
+        connectionId,
+      ]);
       const next = await renew(rows[0]?.sealed ?? null);
       if (next !== undefined) await client.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [connectionId, next]);
     });
@@ -163,7 +165,10 @@ export class SyncStore {
         items.map((i) => (i.final.crmState === undefined ? null : JSON.stringify(i.final.crmState))),
       ]);
       const recorded = new Set(rows.map((r) => r.id));
-      await moveHealth(client, items.filter((i) => recorded.has(i.sync.id)));
+      await moveHealth(
+        client,
+        items.filter((i) => recorded.has(i.sync.id)),
+      );
     });
     return items.map(() => undefined);
   }
@@ -199,7 +204,9 @@ interface Finish {
 async function moveHealth(client: pg.PoolClient, recorded: Finish[]): Promise<void> {
   if (recorded.length === 0) return;
   const keyOf = (c: SyncContext) => `${c.sourceId}:${c.connectionId}`;
-  const pipelines = [...new Map(recorded.map((r) => [keyOf(r.context), r.context])).values()].sort((a, b) => a.sourceId - b.sourceId || a.connectionId - b.connectionId);
+  const pipelines = [...new Map(recorded.map((r) => [keyOf(r.context), r.context])).values()].sort(
+    (a, b) => a.sourceId - b.sourceId || a.connectionId - b.connectionId,
+  );
   const keys = [pipelines.map((p) => p.sourceId), pipelines.map((p) => p.connectionId)];
   // Locked in one order, so batches of several processes wait for each other instead of deadlocking.
   const { rows } = await client.query<PipelineHealthState & { key: string }>(LOCK_HEALTH_SQL, keys);
@@ -223,7 +230,15 @@ async function moveHealth(client: pg.PoolClient, recorded: Finish[]): Promise<vo
     const data = type === 'sync.failed' && reason ? { ...base, reason, remediation: REMEDIATION[reason] } : base;
     const pipeline = `${context.platform} source ${context.sourceId} to ${context.crm} connection ${context.connectionId}`;
     const summary = type === 'sync.failed' ? `Syncs from ${pipeline} are failing (${reason})` : `Syncs from ${pipeline} have recovered`;
-    return { publicId: randomToken('svcevt_', 24), accountId: context.accountId, type, summary, data: JSON.stringify(data), connectionId: context.connectionId, sourceId: context.sourceId };
+    return {
+      publicId: randomToken('svcevt_', 24),
+      accountId: context.accountId,
+      type,
+      summary,
+      data: JSON.stringify(data),
+      connectionId: context.connectionId,
+      sourceId: context.sourceId,
+    };
   });
   await client.query(UPDATE_HEALTH_SQL, [
     updates.map((u) => u.p.sourceId),

@@ -26,7 +26,12 @@ export function syncsRun(deps: SyncJobDeps, store: SyncStore): Task {
     const loaded = await store.load(requestId, retry);
     if (loaded.kind === 'done') return;
     const { sync, context, parsed } = loaded;
-    if (!parsed.ok) return store.finish(sync, context, retry, { status: 'error', error: { message: `The payload could not be read: ${parsed.reason}` }, failure: 'payloads_unreadable' });
+    if (!parsed.ok)
+      return store.finish(sync, context, retry, {
+        status: 'error',
+        error: { message: `The payload could not be read: ${parsed.reason}` },
+        failure: 'payloads_unreadable',
+      });
     const blocked = blocker(context);
     if (blocked) return store.finish(sync, context, retry, { status: 'error', ...blocked });
 
@@ -61,8 +66,12 @@ async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context
   try {
     connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), deps.crm);
   } catch (error) {
-    if (error instanceof CrmError) return { kind: 'final', outcome: { status: 'error', error: { message: error.message }, failure: 'crm_authentication_failed' } };
-    return { kind: 'final', outcome: { status: 'error', error: { message: 'The stored CRM credentials cannot be read: reconnect the CRM' }, failure: 'crm_not_connected' } };
+    if (error instanceof CrmError)
+      return { kind: 'final', outcome: { status: 'error', error: { message: error.message }, failure: 'crm_authentication_failed' } };
+    return {
+      kind: 'final',
+      outcome: { status: 'error', error: { message: 'The stored CRM credentials cannot be read: reconnect the CRM' }, failure: 'crm_not_connected' },
+    };
   }
   // blocker() already refused CRM kinds without a connector.
   if (!connector) throw new Error(`no connector for ${context.crm}`);
@@ -80,14 +89,20 @@ async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context
       },
       renewCredentials: (used, exchange) => renewCredentials(deps, store, context.connectionId, used, exchange),
     });
-    return { kind: 'final', outcome: { status: outcome.status, error: outcome.status === 'warning' ? outcome.result : null, ...(lastState ? { crmState: lastState } : {}) } };
+    return {
+      kind: 'final',
+      outcome: { status: outcome.status, error: outcome.status === 'warning' ? outcome.result : null, ...(lastState ? { crmState: lastState } : {}) },
+    };
   } catch (error) {
     if (!(error instanceof CrmError)) throw error;
     const details: Record<string, unknown> = { message: error.message };
     if (error.httpStatus !== undefined) details.httpStatus = error.httpStatus;
     if (error.payload !== undefined) details.response = error.payload;
     if (error.retryable) return { kind: 'reschedule', waitMs: Math.max(1_000, error.retryAfterMs ?? backoffMs(sync.attempts)), error: details };
-    return { kind: 'final', outcome: { status: 'error', error: details, failure: error.kind === 'auth' ? 'crm_authentication_failed' : 'crm_rejected_writes' } };
+    return {
+      kind: 'final',
+      outcome: { status: 'error', error: details, failure: error.kind === 'auth' ? 'crm_authentication_failed' : 'crm_rejected_writes' },
+    };
   }
 }
 
@@ -95,7 +110,13 @@ async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context
  * Under the connection row's lock: the stored credentials when another run already replaced the access
  * token this run used, else the exchanged ones, sealed and stored before they are used.
  */
-async function renewCredentials(deps: SyncJobDeps, store: SyncStore, connectionId: number, used: { accessToken: string }, exchange: () => Promise<unknown>): Promise<unknown> {
+async function renewCredentials(
+  deps: SyncJobDeps,
+  store: SyncStore,
+  connectionId: number,
+  used: { accessToken: string },
+  exchange: () => Promise<unknown>,
+): Promise<unknown> {
   let result: unknown;
   await store.withCredentials(connectionId, async (sealed) => {
     if (sealed === null) throw new CrmError('auth', 'The connection holds no CRM credentials: reconnect the CRM');

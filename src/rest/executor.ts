@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { execute, type DocumentNode } from 'graphql';
+import { execute } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { schema } from '../schema/index.js';
 import type { Context } from '../schema/context.js';
@@ -14,7 +14,7 @@ const MANIFEST = fileURLToPath(new URL('../generated/graphql/persisted-documents
 
 const persisted = new Set(Object.keys(JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, string>));
 
-export interface OperationError {
+interface OperationError {
   message: string;
   extensions?: { code?: string; http?: { status?: number }; messages?: string[] };
 }
@@ -31,11 +31,11 @@ export async function runOperation<T, V extends Record<string, unknown>>(
   if (!hash || !persisted.has(hash)) throw new Error(`Operation ${hash ?? '(unnamed)'} is not in the persisted manifest: run npm run codegen`);
   // The typed document keeps the field order of its .graphql file (the manifest's copy is normalised),
   // and JSON answers follow that order.
-  const result = await execute({ schema, document: document as DocumentNode, variableValues: variables, contextValue: context });
+  const result = await execute({ schema, document, variableValues: variables, contextValue: context });
   if (result.errors?.length) {
     return {
       ok: false,
-      errors: result.errors.map((e) => ({ message: e.message, extensions: e.extensions as OperationError['extensions'] })),
+      errors: result.errors.map((e) => ({ message: e.message, extensions: e.extensions })),
       cause: result.errors.find((e) => !e.extensions?.code)?.originalError ?? result.errors[0],
     };
   }

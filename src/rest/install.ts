@@ -20,7 +20,7 @@ export interface RestDeps {
   rateLimits: RateLimitStore;
 }
 
-export const API_PREFIX = '/api/v1';
+const API_PREFIX = '/api/v1';
 
 /**
  * REST API v1: the RFC 8631 Link header on every /api/v1 response (401s and 404s included), the

@@ -54,7 +54,6 @@ export function pathId(value: string | undefined, notFound: (raw: string) => str
   return Number(raw);
 }
 
-
 /** An optional enumerated query parameter. */
 export function optionalEnum<T extends string>(query: Query, name: string, values: readonly T[]): T | undefined {
   const value = single(query, name);

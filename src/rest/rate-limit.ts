@@ -35,7 +35,11 @@ export function rateLimiters(store: RateLimitStore, limits: Config['rateLimits']
       return null;
     }
   };
-  const middleware = (limit: number, hit: (res: Response) => Promise<RateLimitDecision>, answer: (d: RateLimitDecision, res: Response) => boolean): RequestHandler => {
+  const middleware = (
+    limit: number,
+    hit: (res: Response) => Promise<RateLimitDecision>,
+    answer: (d: RateLimitDecision, res: Response) => boolean,
+  ): RequestHandler => {
     if (limit === 0) return (_req, _res, next) => next();
     return async (_req, res, next) => {
       const decision = await counted(() => hit(res));

@@ -13,9 +13,10 @@ export interface RouteEnv {
 /** One REST route: the persisted GraphQL operation it runs, how variables are built, how the result is shaped. */
 export interface Route {
   path: string;
-  operation: TypedDocumentNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each entry is typed by route() below
+  /** Its result and variable types are erased here; route() below checks each entry against them. */
+  operation: TypedDocumentNode<unknown, Record<string, unknown>>;
   variables: (req: Request, env: RouteEnv) => Record<string, unknown>;
-  shape: (data: any, env: RouteEnv) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any -- as above
+  shape: (data: unknown, env: RouteEnv) => unknown;
   /** The rate limits it is under; `general` unless said. */
   bucket?: RateBucket;
   /** GET unless said; a POST is a mutation and needs the write scope, checked before anything else. */
@@ -31,7 +32,7 @@ function route<T, V extends Record<string, unknown>>(
   bucket: RateBucket = 'general',
   method: 'get' | 'post' = 'get',
 ): Route {
-  return { path, operation, variables, shape: shape as Route['shape'], bucket, method };
+  return { path, operation: operation as TypedDocumentNode<unknown, Record<string, unknown>>, variables, shape: shape as Route['shape'], bucket, method };
 }
 
 const none = () => ({});
@@ -46,7 +47,12 @@ const sourceNotFound = (id: string) => `Source ${id} not found`;
  */
 export const ROUTES: Route[] = [
   route('/me', ops.MeDocument, none, (d, env) => ({ ...d.me, links: meLinks(env) })),
-  route('/account/status', ops.AccountStatusDocument, (_req, env) => ({ docsUrl: env.docsUrl }), (d) => d.accountStatus),
+  route(
+    '/account/status',
+    ops.AccountStatusDocument,
+    (_req, env) => ({ docsUrl: env.docsUrl }),
+    (d) => d.accountStatus,
+  ),
   route(
     '/account/metrics',
     ops.AccountMetricsDocument,
@@ -76,7 +82,12 @@ export const ROUTES: Route[] = [
   ),
   route('/destinations', ops.DestinationsDocument, none, (d) => ({ destinations: d.destinations })),
   route('/destinations/reply-relays', ops.ReplyRelaysDocument, none, (d) => ({ replyRelays: d.replyRelays })),
-  route('/destinations/:id', ops.DestinationDocument, (req) => ({ id: pathId(req.params.id as string, destinationNotFound) }), (d) => d.destination),
+  route(
+    '/destinations/:id',
+    ops.DestinationDocument,
+    (req) => ({ id: pathId(req.params.id as string, destinationNotFound) }),
+    (d) => d.destination,
+  ),
   route(
     '/destinations/:id/deliveries',
     ops.DeliveriesDocument,
@@ -107,9 +118,24 @@ export const ROUTES: Route[] = [
     }),
     (d) => d.deliveries,
   ),
-  route('/blocklists', ops.BlocklistsDocument, (req) => ({ connectionId: optionalId(req.query, 'connectionId') }), (d) => ({ blocklists: d.blocklists })),
-  route('/requests', ops.RequestsDocument, (req) => ({ ...windowParams(req.query), ...pageParams(req.query), sourceId: optionalId(req.query, 'sourceId', sourceNotFound) }), (d) => d.requests),
-  route('/requests/metrics', ops.RequestMetricsDocument, (req) => ({ ...windowParams(req.query), sourceId: optionalId(req.query, 'sourceId', sourceNotFound) }), (d) => d.requestMetrics),
+  route(
+    '/blocklists',
+    ops.BlocklistsDocument,
+    (req) => ({ connectionId: optionalId(req.query, 'connectionId') }),
+    (d) => ({ blocklists: d.blocklists }),
+  ),
+  route(
+    '/requests',
+    ops.RequestsDocument,
+    (req) => ({ ...windowParams(req.query), ...pageParams(req.query), sourceId: optionalId(req.query, 'sourceId', sourceNotFound) }),
+    (d) => d.requests,
+  ),
+  route(
+    '/requests/metrics',
+    ops.RequestMetricsDocument,
+    (req) => ({ ...windowParams(req.query), sourceId: optionalId(req.query, 'sourceId', sourceNotFound) }),
+    (d) => d.requestMetrics,
+  ),
   route(
     '/sources/:sourceId/requests',
     ops.RequestsDocument,
@@ -142,7 +168,12 @@ export const ROUTES: Route[] = [
     'general',
     'post',
   ),
-  route('/syncs/:id', ops.SyncDocument, (req) => ({ id: String(pathId(req.params.id as string, (id) => `Sync ${id} not found`, 15)) }), (d) => d.sync),
+  route(
+    '/syncs/:id',
+    ops.SyncDocument,
+    (req) => ({ id: String(pathId(req.params.id as string, (id) => `Sync ${id} not found`, 15)) }),
+    (d) => d.sync,
+  ),
   route(
     '/sources/:sourceId/syncs',
     ops.SyncsDocument,

@@ -9,8 +9,3 @@ export function accessibleConnections(ctx: Context) {
   const viewer = requireApiKey(ctx);
   return { id: { in: viewer.connectionIds }, accountId: viewer.accountId, deletedAt: null };
 }
-
-/** Whether `connectionId` is one the key reaches. */
-export function canReach(ctx: Context, connectionId: number | null | undefined): boolean {
-  return connectionId != null && requireApiKey(ctx).connectionIds.includes(connectionId);
-}

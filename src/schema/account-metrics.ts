@@ -31,7 +31,11 @@ builder.queryField('accountMetrics', (t) =>
       const window = requireWindow(args.from, args.to);
       const where = () => [...countableRows(viewer, window), ...(args.connectionId != null ? [Prisma.sql`connection_id = ${args.connectionId}`] : [])];
       return withQueryLimit(ctx, 'Narrow the from/to window or pass connectionId.', async (client) => {
-        const [requests, syncs, deliveries] = await Promise.all([countRequests(client, where()), countSyncs(client, where()), countDeliveries(client, where())]);
+        const [requests, syncs, deliveries] = await Promise.all([
+          countRequests(client, where()),
+          countSyncs(client, where()),
+          countDeliveries(client, where()),
+        ]);
         return { requests, syncs, deliveries };
       });
     },

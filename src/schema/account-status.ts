@@ -108,7 +108,12 @@ builder.queryField('accountStatus', (t) =>
       });
       const snapshots = connections.map((c) => {
         const bindings = c.sources.flatMap((s) => s.destinations).filter((b) => b.destination.connectionId === c.id);
-        const relays = new Set(c.sources.map((s) => s.replyRelay).filter((r) => r !== null && r.connectionId === c.id).map((r) => r!.id));
+        const relays = new Set(
+          c.sources
+            .map((s) => s.replyRelay)
+            .filter((r) => r !== null && r.connectionId === c.id)
+            .map((r) => r!.id),
+        );
         return {
           id: c.id,
           crm: c.crm,

@@ -1,16 +1,14 @@
 import { builder } from './builder.js';
 import { accessibleConnections } from './access.js';
 
-const ConnectionCapabilities = builder
-  .objectRef<{ sync: boolean; destinations: boolean; blocklists: boolean }>('ConnectionCapabilities')
-  .implement({
-    description: 'What the connection can do.',
-    fields: (t) => ({
-      sync: t.exposeBoolean('sync', { description: 'Events are written to the CRM.' }),
-      destinations: t.exposeBoolean('destinations', { description: 'Forwarding and reply relays are available.' }),
-      blocklists: t.exposeBoolean('blocklists', { description: 'Block list sync is available.' }),
-    }),
-  });
+const ConnectionCapabilities = builder.objectRef<{ sync: boolean; destinations: boolean; blocklists: boolean }>('ConnectionCapabilities').implement({
+  description: 'What the connection can do.',
+  fields: (t) => ({
+    sync: t.exposeBoolean('sync', { description: 'Events are written to the CRM.' }),
+    destinations: t.exposeBoolean('destinations', { description: 'Forwarding and reply relays are available.' }),
+    blocklists: t.exposeBoolean('blocklists', { description: 'Block list sync is available.' }),
+  }),
+});
 
 builder.prismaObject('Connection', {
   description: 'A CRM connection. Its credentials never leave the connectors.',
@@ -46,6 +44,7 @@ builder.queryFields((t) => ({
   connections: t.prismaField({
     type: ['Connection'],
     description: 'The connections the API key reaches, by ascending id.',
-    resolve: (query, _root, _args, ctx) => ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
+    resolve: (query, _root, _args, ctx) =>
+      ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
   }),
 }));

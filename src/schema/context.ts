@@ -16,7 +16,7 @@ export interface ApiKeyViewer {
 }
 
 /** Who is asking: support staff (GraphQL explorer) or an API key (REST facade). */
-export type Viewer = { kind: 'staff' } | ApiKeyViewer;
+type Viewer = { kind: 'staff' } | ApiKeyViewer;
 
 /** Per-operation context. */
 export interface Context {

@@ -2,10 +2,21 @@ import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireApiKey, serviceError } from './errors.js';
-import { countableRows, keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
+import {
+  countableRows,
+  keysetPage,
+  pageArgs,
+  pageType,
+  requireLimit,
+  requireSource,
+  requireWindow,
+  visibleRows,
+  windowArgs,
+  withQueryLimit,
+} from './history.js';
 
 /** A forwarding delivery as the REST API shows it. */
-export interface DeliveryRecord {
+interface DeliveryRecord {
   id: bigint;
   destinationId: number;
   destinationUrl: string;
@@ -87,8 +98,14 @@ builder.queryFields((t) => ({
         limit,
         cursor: args.cursor,
         scope: {
-          account: viewer.accountId, connections: viewer.connectionIds.join(','), destinationId: args.destinationId, sourceId: args.sourceId,
-          connectionId: args.connectionId, status: args.status, from: window.from.toISOString(), to: window.to.toISOString(),
+          account: viewer.accountId,
+          connections: viewer.connectionIds.join(','),
+          destinationId: args.destinationId,
+          sourceId: args.sourceId,
+          connectionId: args.connectionId,
+          status: args.status,
+          from: window.from.toISOString(),
+          to: window.to.toISOString(),
         },
       });
     },
@@ -110,7 +127,10 @@ builder.queryFields((t) => ({
 /** A 404 unless the destination exists on a connection the key reaches. */
 async function requireDestination(ctx: Context, destinationId: number): Promise<void> {
   const viewer = requireApiKey(ctx);
-  const found = await ctx.prisma.forwardingDestination.findFirst({ where: { id: destinationId, connectionId: { in: viewer.connectionIds } }, select: { id: true } });
+  const found = await ctx.prisma.forwardingDestination.findFirst({
+    where: { id: destinationId, connectionId: { in: viewer.connectionIds } },
+    select: { id: true },
+  });
   if (!found) throw serviceError('NOT_FOUND', `Destination ${destinationId} not found`);
 }
 

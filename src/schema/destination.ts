@@ -49,7 +49,12 @@ builder.queryFields((t) => ({
     type: ['ForwardingDestination'],
     description: 'Forwarding destinations of the connections the API key reaches, by ascending id.',
     resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.forwardingDestination.findMany({ ...query, relationLoadStrategy: 'join', where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
+      ctx.prisma.forwardingDestination.findMany({
+        ...query,
+        relationLoadStrategy: 'join',
+        where: { connection: accessibleConnections(ctx) },
+        orderBy: { id: 'asc' },
+      }),
   }),
   destination: t.prismaField({
     type: 'ForwardingDestination',

@@ -5,7 +5,7 @@ import type { ApiKeyViewer, Context } from './context.js';
  * The one registry of error codes. Each GraphQL error the schema raises carries `extensions.code` and
  * `extensions.http.status`; the REST facade turns them into the spec's `{statusCode, message, error}`.
  */
-export const ERROR_STATUS = {
+const ERROR_STATUS = {
   BAD_REQUEST: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,

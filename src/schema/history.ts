@@ -67,11 +67,7 @@ function formatSeconds(ms: number): string {
  * window by an index-only scan of `(connection_id, created_at, id, status)` instead of the whole table.
  */
 export function countableRows(viewer: ApiKeyViewer, window: Window): Prisma.Sql[] {
-  return [
-    Prisma.sql`connection_id = ANY(${viewer.connectionIds}::int[])`,
-    Prisma.sql`created_at >= ${window.from}`,
-    Prisma.sql`created_at <= ${window.to}`,
-  ];
+  return [Prisma.sql`connection_id = ANY(${viewer.connectionIds}::int[])`, Prisma.sql`created_at >= ${window.from}`, Prisma.sql`created_at <= ${window.to}`];
 }
 
 /** A 404 unless the source exists and belongs to a connection the key reaches. */

@@ -37,7 +37,8 @@ const Me = builder.objectRef<MeShape>('Me').implement({
     connections: t.prismaField({
       type: ['Connection'],
       description: 'Accessible connections, in the order of /connections.',
-      resolve: (query, _me, _args, ctx) => ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
+      resolve: (query, _me, _args, ctx) =>
+        ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
     }),
   }),
 });

@@ -49,7 +49,7 @@ const PlatformCountRef = builder.objectRef<OutreachResponse['platforms'][number]
     platform: t.exposeString('platform', { description: 'Sequencer platform.' }),
     count: t.exposeInt('count', { description: 'Events (deduplicated by inbound payload).' }),
     lastAt: t.expose('lastAt', { type: 'DateTime', description: 'Last processing time.' }),
-    lastEventType: t.exposeString('lastEventType', { description: 'Type of the platform\'s last event.' }),
+    lastEventType: t.exposeString('lastEventType', { description: "Type of the platform's last event." }),
   }),
 });
 
@@ -100,16 +100,21 @@ const OutreachRef = builder.objectRef<OutreachResponse>('ContactOutreach').imple
 builder.queryField('contactOutreach', (t) =>
   t.field({
     type: OutreachRef,
-    description: 'Prior outreach to a contact by email and/or up to 5 profile URLs, within the key\'s connections.',
+    description: "Prior outreach to a contact by email and/or up to 5 profile URLs, within the key's connections.",
     args: {
       email: t.arg.string({ required: false, description: 'Email address (case-insensitive).' }),
-      profileUrls: t.arg.stringList({ required: false, description: 'Professional-network or microblog profile URLs; each may be comma-separated; at most 5 in all.' }),
+      profileUrls: t.arg.stringList({
+        required: false,
+        description: 'Professional-network or microblog profile URLs; each may be comma-separated; at most 5 in all.',
+      }),
     },
     resolve: async (_root, args, ctx) => {
       const viewer = requireApiKey(ctx);
       const parsed = parseOutreachQuery(args.email, args.profileUrls ?? []);
       if (!parsed.ok) throw serviceError('BAD_REQUEST', parsed.problems.length === 1 ? parsed.problems[0]! : parsed.problems);
-      const { groups, signal } = await withQueryLimit(ctx, 'Pass fewer identities (email and profileUrl values).', (client) => readOutreach(client, viewer, parsed.query));
+      const { groups, signal } = await withQueryLimit(ctx, 'Pass fewer identities (email and profileUrl values).', (client) =>
+        readOutreach(client, viewer, parsed.query),
+      );
       return buildOutreach(parsed.query, groups, signal, new Date());
     },
   }),
@@ -121,7 +126,11 @@ export interface OutreachRow {
   signal: { name: string; at: string } | null;
 }
 
-async function readOutreach(client: Context['heavy'], viewer: ApiKeyViewer, query: OutreachQuery): Promise<{ groups: OutreachGroup[]; signal: CategorySignal | null }> {
+async function readOutreach(
+  client: Context['heavy'],
+  viewer: ApiKeyViewer,
+  query: OutreachQuery,
+): Promise<{ groups: OutreachGroup[]; signal: CategorySignal | null }> {
   const [row] = await client.$queryRaw<OutreachRow[]>(outreachStatement(viewer.accountId, viewer.connectionIds, query.identities));
   const groups = (row?.groups ?? []).map((g) => ({ ...g, firstAt: new Date(g.firstAt), lastAt: new Date(g.lastAt) }));
   const signal = row?.signal ? { name: row.signal.name, at: new Date(row.signal.at) } : null;

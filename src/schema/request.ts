@@ -2,10 +2,21 @@ import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireApiKey } from './errors.js';
-import { countableRows, keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
+import {
+  countableRows,
+  keysetPage,
+  pageArgs,
+  pageType,
+  requireLimit,
+  requireSource,
+  requireWindow,
+  visibleRows,
+  windowArgs,
+  withQueryLimit,
+} from './history.js';
 
 /** A request row as the REST API shows it. */
-export interface RequestRecord {
+interface RequestRecord {
   id: bigint;
   sourceId: number | null;
   connectionId: number | null;
@@ -50,7 +61,13 @@ builder.queryFields((t) => ({
         where,
         limit,
         cursor: args.cursor,
-        scope: { account: viewer.accountId, connections: viewer.connectionIds.join(','), sourceId: args.sourceId, from: window.from.toISOString(), to: window.to.toISOString() },
+        scope: {
+          account: viewer.accountId,
+          connections: viewer.connectionIds.join(','),
+          sourceId: args.sourceId,
+          from: window.from.toISOString(),
+          to: window.to.toISOString(),
+        },
       });
     },
   }),

@@ -84,7 +84,10 @@ builder.prismaObject('Source', {
       description: 'Forwarding bindings; only destinations owned by the same connection are shown.',
       select: {
         connectionId: true,
-        destinations: { select: { eventTypes: true, isDelayed: true, destination: { select: { url: true, description: true, connectionId: true } } }, orderBy: { id: 'asc' } },
+        destinations: {
+          select: { eventTypes: true, isDelayed: true, destination: { select: { url: true, description: true, connectionId: true } } },
+          orderBy: { id: 'asc' },
+        },
       },
       resolve: (source) =>
         source.destinations
@@ -98,7 +101,12 @@ builder.prismaObject('Source', {
       select: { connectionId: true, replyRelay: { select: { id: true, description: true, ccEmail: true, delayMinutes: true, connectionId: true } } },
       resolve: (source) =>
         source.replyRelay && source.replyRelay.connectionId === source.connectionId
-          ? { id: source.replyRelay.id, description: source.replyRelay.description, ccEmail: source.replyRelay.ccEmail, delayMinutes: source.replyRelay.delayMinutes }
+          ? {
+              id: source.replyRelay.id,
+              description: source.replyRelay.description,
+              ccEmail: source.replyRelay.ccEmail,
+              delayMinutes: source.replyRelay.delayMinutes,
+            }
           : null,
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the source was created.' }),

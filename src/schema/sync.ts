@@ -1,12 +1,23 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { requireApiKey, serviceError } from './errors.js';
-import { countableRows, keysetPage, pageArgs, pageType, requireLimit, requireSource, requireWindow, visibleRows, windowArgs, withQueryLimit } from './history.js';
+import {
+  countableRows,
+  keysetPage,
+  pageArgs,
+  pageType,
+  requireLimit,
+  requireSource,
+  requireWindow,
+  visibleRows,
+  windowArgs,
+  withQueryLimit,
+} from './history.js';
 import type { ApiKeyViewer } from './context.js';
 import type { Window } from '../domain/window.js';
 
 /** A sync row as the REST API shows it; a never-recorded result reads as `error`. */
-export interface SyncRecord {
+interface SyncRecord {
   id: bigint;
   status: 'success' | 'warning' | 'error';
   connectionId: number;
@@ -21,7 +32,11 @@ export interface SyncRecord {
 
 const SyncStatus = builder.enumType('SyncStatus', {
   description: 'Outcome of a CRM write; a sync that never recorded one counts as error.',
-  values: { success: { description: 'Written.' }, warning: { description: 'Written, with a partial problem.' }, error: { description: 'Not written, or no result recorded.' } } as const,
+  values: {
+    success: { description: 'Written.' },
+    warning: { description: 'Written, with a partial problem.' },
+    error: { description: 'Not written, or no result recorded.' },
+  } as const,
 });
 
 const SyncRef = builder.objectRef<SyncRecord>('SyncRecord').implement({
@@ -73,17 +88,27 @@ builder.queryFields((t) => ({
       const where = await syncFilters(ctx, viewer, window, args);
       if (args.status === 'error') where.push(Prisma.sql`(status = 'error' OR status IS NULL)`);
       else if (args.status) where.push(Prisma.sql`status = ${args.status}::sync_status`);
-      const page = (client: typeof ctx.heavy) => keysetPage<SyncRecord>(ctx, {
-        table: 'syncs',
-        columns: COLUMNS,
-        where,
-        limit,
-        cursor: args.cursor,
-        scope: {
-          account: viewer.accountId, connections: viewer.connectionIds.join(','), sourceId: args.sourceId, connectionId: args.connectionId,
-          status: args.status, from: window.from.toISOString(), to: window.to.toISOString(),
-        },
-      }, client);
+      const page = (client: typeof ctx.heavy) =>
+        keysetPage<SyncRecord>(
+          ctx,
+          {
+            table: 'syncs',
+            columns: COLUMNS,
+            where,
+            limit,
+            cursor: args.cursor,
+            scope: {
+              account: viewer.accountId,
+              connections: viewer.connectionIds.join(','),
+              sourceId: args.sourceId,
+              connectionId: args.connectionId,
+              status: args.status,
+              from: window.from.toISOString(),
+              to: window.to.toISOString(),
+            },
+          },
+          client,
+        );
       return withQueryLimit(ctx, SYNC_HINT, page);
     },
   }),

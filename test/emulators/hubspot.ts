@@ -63,9 +63,30 @@ const ENUMS: Record<string, readonly string[]> = {
 };
 
 const PROPERTIES: Record<ObjectType, readonly string[]> = {
-  contacts: ['email', 'firstname', 'lastname', 'company', 'website', 'jobtitle', 'phone', 'lifecyclestage', 'hs_linkedin_url', 'twitterhandle', 'hubspot_owner_id'],
+  contacts: [
+    'email',
+    'firstname',
+    'lastname',
+    'company',
+    'website',
+    'jobtitle',
+    'phone',
+    'lifecyclestage',
+    'hs_linkedin_url',
+    'twitterhandle',
+    'hubspot_owner_id',
+  ],
   companies: ['domain', 'name', 'website', 'industry', 'hubspot_owner_id'],
-  emails: ['hs_timestamp', 'hs_email_direction', 'hs_email_status', 'hs_email_subject', 'hs_email_text', 'hs_email_html', 'hs_email_headers', 'hubspot_owner_id'],
+  emails: [
+    'hs_timestamp',
+    'hs_email_direction',
+    'hs_email_status',
+    'hs_email_subject',
+    'hs_email_text',
+    'hs_email_html',
+    'hs_email_headers',
+    'hubspot_owner_id',
+  ],
   notes: ['hs_timestamp', 'hs_note_body', 'hubspot_owner_id'],
   tasks: ['hs_timestamp', 'hs_task_subject', 'hs_task_body', 'hs_task_status', 'hs_task_priority', 'hs_task_type', 'hubspot_owner_id'],
 };
@@ -174,7 +195,8 @@ export class HubspotEmulator {
     };
     try {
       const fault = this.plan.take(url.pathname);
-      if (fault) return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+      if (fault)
+        return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
       if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);
       const auth = this.authenticate(req);
       if (auth) return answer(401, auth);
@@ -203,11 +225,15 @@ export class HubspotEmulator {
       return answer(400, { status: 'BAD_REQUEST', message: 'the token endpoint takes a form-encoded body', correlationId: randomUUID() });
     }
     const form = new URLSearchParams(body);
-    if (form.get('grant_type') !== 'refresh_token') return answer(400, { status: 'BAD_GRANT_TYPE', message: 'grant_type must be refresh_token', correlationId: randomUUID() });
-    if (form.get('client_id') !== this.clientId) return answer(400, { status: 'BAD_CLIENT_ID', message: 'missing or unknown client id', correlationId: randomUUID() });
-    if (form.get('client_secret') !== this.clientSecret) return answer(400, { status: 'BAD_CLIENT_SECRET', message: 'missing or invalid client secret', correlationId: randomUUID() });
+    if (form.get('grant_type') !== 'refresh_token')
+      return answer(400, { status: 'BAD_GRANT_TYPE', message: 'grant_type must be refresh_token', correlationId: randomUUID() });
+    if (form.get('client_id') !== this.clientId)
+      return answer(400, { status: 'BAD_CLIENT_ID', message: 'missing or unknown client id', correlationId: randomUUID() });
+    if (form.get('client_secret') !== this.clientSecret)
+      return answer(400, { status: 'BAD_CLIENT_SECRET', message: 'missing or invalid client secret', correlationId: randomUUID() });
     const refreshToken = form.get('refresh_token') ?? '';
-    if (!this.refreshTokens.has(refreshToken)) return answer(400, { status: 'BAD_REFRESH_TOKEN', message: 'missing or unknown refresh token', correlationId: randomUUID() });
+    if (!this.refreshTokens.has(refreshToken))
+      return answer(400, { status: 'BAD_REFRESH_TOKEN', message: 'missing or unknown refresh token', correlationId: randomUUID() });
     const accessToken = `hs-access-${randomBytes(8).toString('hex')}`;
     this.accessTokens.add(accessToken);
     let next = refreshToken;
@@ -224,7 +250,8 @@ export class HubspotEmulator {
     const path = url.pathname;
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/crm/v3/objects/contacts/batch/upsert') return this.upsertContacts(json);
-    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path))) return this.search(m[1] as ObjectType, json);
+    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path)))
+      return this.search(m[1] as ObjectType, json);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)$/.exec(path))) return this.create(m[1] as ObjectType, json);
     if (method === 'GET' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/([^/]+)$/.exec(path))) {
       const object = this.store(m[1] as ObjectType).get(decodeURIComponent(m[2] as string));
@@ -232,14 +259,23 @@ export class HubspotEmulator {
       const wanted = (url.searchParams.get('properties') ?? '').split(',').filter((p) => p !== '');
       return [200, view(object, wanted)];
     }
-    if (method === 'PATCH' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/([^/]+)$/.exec(path))) return this.update(m[1] as ObjectType, decodeURIComponent(m[2] as string), json);
+    if (method === 'PATCH' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/([^/]+)$/.exec(path)))
+      return this.update(m[1] as ObjectType, decodeURIComponent(m[2] as string), json);
     if (method === 'GET' && path === '/crm/v4/associations/contacts/companies/labels') {
-      return [200, { results: [{ category: 'HUBSPOT_DEFINED', typeId: 1, label: 'Primary' }, { category: 'HUBSPOT_DEFINED', typeId: 279, label: null }] }];
+      return [
+        200,
+        {
+          results: [
+            { category: 'HUBSPOT_DEFINED', typeId: 1, label: 'Primary' },
+            { category: 'HUBSPOT_DEFINED', typeId: 279, label: null },
+          ],
+        },
+      ];
     }
     if (method === 'PUT' && (m = /^\/crm\/v4\/objects\/contacts\/([^/]+)\/associations\/companies\/([^/]+)$/.exec(path))) {
       return this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), json);
     }
-    if (method === 'GET' && path === '/crm/v3/owners' ) {
+    if (method === 'GET' && path === '/crm/v3/owners') {
       const email = url.searchParams.get('email')?.toLowerCase();
       const results = this.owners.filter((o) => email === undefined || o.email.toLowerCase() === email).map((o) => ({ ...o, archived: false }));
       return [200, { results }];
@@ -249,12 +285,14 @@ export class HubspotEmulator {
 
   private upsertContacts(json: unknown): [number, unknown] {
     const inputs = asRecord(json).inputs;
-    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 100) return [400, error('VALIDATION_ERROR', 'inputs must be an array of 1 to 100 items')];
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 100)
+      return [400, error('VALIDATION_ERROR', 'inputs must be an array of 1 to 100 items')];
     const results: unknown[] = [];
     for (const raw of inputs) {
       const input = asRecord(raw);
       if (input.idProperty !== 'email') return [400, error('VALIDATION_ERROR', `idProperty ${String(input.idProperty)} is not a unique property of contacts`)];
-      if (typeof input.id !== 'string' || !isEmail(input.id)) return [400, error('VALIDATION_ERROR', `Email address ${String(input.id)} is invalid`, 'INVALID_EMAIL')];
+      if (typeof input.id !== 'string' || !isEmail(input.id))
+        return [400, error('VALIDATION_ERROR', `Email address ${String(input.id)} is invalid`, 'INVALID_EMAIL')];
       const problem = this.checkProperties('contacts', input.properties, false);
       if (problem) return [400, problem];
       const email = input.id.toLowerCase();
@@ -300,13 +338,21 @@ export class HubspotEmulator {
       const a = asRecord(raw);
       const toId = asRecord(a.to).id;
       const types = a.types;
-      if (typeof toId !== 'string' || !Array.isArray(types) || types.length === 0) return [400, error('VALIDATION_ERROR', 'each association needs to.id and types')];
+      if (typeof toId !== 'string' || !Array.isArray(types) || types.length === 0)
+        return [400, error('VALIDATION_ERROR', 'each association needs to.id and types')];
       for (const t of types.map(asRecord)) {
         const typeId = t.associationTypeId;
         // An engagement's inline associations here go to contacts only.
         const allowed = ASSOCIATION_TYPES[`${type}→contacts`] ?? [];
         if (t.associationCategory !== 'HUBSPOT_DEFINED' || typeof typeId !== 'number' || !allowed.includes(typeId)) {
-          return [400, error('VALIDATION_ERROR', `association type id ${String(typeId)} (${String(t.associationCategory)}) does not exist between ${type} and contacts`, 'INVALID_ASSOCIATION_TYPE')];
+          return [
+            400,
+            error(
+              'VALIDATION_ERROR',
+              `association type id ${String(typeId)} (${String(t.associationCategory)}) does not exist between ${type} and contacts`,
+              'INVALID_ASSOCIATION_TYPE',
+            ),
+          ];
         }
         if (!this.contacts.has(toId)) return [400, error('VALIDATION_ERROR', `contacts ${toId} does not exist`, 'INVALID_OBJECT_ID')];
         pending.push({ fromType: type, fromId: '', toType: 'contacts', toId, category: 'HUBSPOT_DEFINED', typeId });
@@ -336,13 +382,15 @@ export class HubspotEmulator {
     const tests: Array<Array<(o: HsObject) => boolean>> = [];
     for (const g of groups.map(asRecord)) {
       const filters = g.filters;
-      if (!Array.isArray(filters) || filters.length === 0 || filters.length > 6) return [400, error('VALIDATION_ERROR', 'each filter group needs 1 to 6 filters')];
+      if (!Array.isArray(filters) || filters.length === 0 || filters.length > 6)
+        return [400, error('VALIDATION_ERROR', 'each filter group needs 1 to 6 filters')];
       const group: Array<(o: HsObject) => boolean> = [];
       for (const f of filters.map(asRecord)) {
         const { propertyName, operator, value } = f;
         if (operator !== 'EQ') return [400, error('VALIDATION_ERROR', `operator ${String(operator)} is not supported by this emulator`)];
-        if (typeof propertyName !== 'string' || (value === undefined || value === null)) return [400, error('VALIDATION_ERROR', 'a filter needs propertyName and value')];
-        const wanted = String(value);
+        if (typeof propertyName !== 'string' || value === undefined || value === null)
+          return [400, error('VALIDATION_ERROR', 'a filter needs propertyName and value')];
+        const wanted = typeof value === 'string' ? value : JSON.stringify(value);
         const association = /^associations\.(contact|company)$/.exec(propertyName);
         if (association) {
           const toType = association[1] === 'contact' ? 'contacts' : 'companies';
@@ -369,10 +417,14 @@ export class HubspotEmulator {
     for (const t of json.map(asRecord)) {
       const typeId = t.associationTypeId;
       if (t.associationCategory !== 'HUBSPOT_DEFINED' || typeof typeId !== 'number' || !(ASSOCIATION_TYPES['contacts→companies'] ?? []).includes(typeId)) {
-        return [400, error('VALIDATION_ERROR', `association type id ${String(typeId)} does not exist between contacts and companies`, 'INVALID_ASSOCIATION_TYPE')];
+        return [
+          400,
+          error('VALIDATION_ERROR', `association type id ${String(typeId)} does not exist between contacts and companies`, 'INVALID_ASSOCIATION_TYPE'),
+        ];
       }
       const exists = this.associations.some((a) => a.fromType === 'contacts' && a.fromId === contactId && a.toId === companyId && a.typeId === typeId);
-      if (!exists) this.associations.push({ fromType: 'contacts', fromId: contactId, toType: 'companies', toId: companyId, category: 'HUBSPOT_DEFINED', typeId });
+      if (!exists)
+        this.associations.push({ fromType: 'contacts', fromId: contactId, toType: 'companies', toId: companyId, category: 'HUBSPOT_DEFINED', typeId });
     }
     return [200, { fromObjectTypeId: '0-1', fromObjectId: Number(contactId), toObjectTypeId: '0-2', toObjectId: Number(companyId), labels: [] }];
   }
@@ -392,17 +444,25 @@ export class HubspotEmulator {
       }
       const text = String(value);
       const allowed = ENUMS[name];
-      if (allowed && !allowed.includes(text)) problems.push({ isValid: false, message: `${text} was not one of the allowed options: ${allowed.join(', ')}`, error: 'INVALID_OPTION', name });
+      if (allowed && !allowed.includes(text))
+        problems.push({ isValid: false, message: `${text} was not one of the allowed options: ${allowed.join(', ')}`, error: 'INVALID_OPTION', name });
       if (name === 'email' && !isEmail(text)) problems.push({ isValid: false, message: `Email address ${text} is invalid`, error: 'INVALID_EMAIL', name });
-      if (name === 'hs_timestamp' && !/^\d{10,13}$/.test(text) && Number.isNaN(Date.parse(text))) problems.push({ isValid: false, message: `${text} is not a valid timestamp`, error: 'INVALID_DATE', name });
-      if (name === 'hs_note_body' && text.length > 65_536) problems.push({ isValid: false, message: 'hs_note_body is longer than 65536 characters', error: 'INVALID_LENGTH', name });
-      if (name === 'hubspot_owner_id' && !this.owners.some((o) => o.id === text)) problems.push({ isValid: false, message: `${text} is not a valid owner id`, error: 'INVALID_OWNER_ID', name });
+      if (name === 'hs_timestamp' && !/^\d{10,13}$/.test(text) && Number.isNaN(Date.parse(text)))
+        problems.push({ isValid: false, message: `${text} is not a valid timestamp`, error: 'INVALID_DATE', name });
+      if (name === 'hs_note_body' && text.length > 65_536)
+        problems.push({ isValid: false, message: 'hs_note_body is longer than 65536 characters', error: 'INVALID_LENGTH', name });
+      if (name === 'hubspot_owner_id' && !this.owners.some((o) => o.id === text))
+        problems.push({ isValid: false, message: `${text} is not a valid owner id`, error: 'INVALID_OWNER_ID', name });
     }
     if (creating) {
-      for (const name of REQUIRED_ON_CREATE[type]) if (properties[name] === undefined) problems.push({ isValid: false, message: `${name} is required`, error: 'REQUIRED_FIELD', name });
+      for (const name of REQUIRED_ON_CREATE[type])
+        if (properties[name] === undefined) problems.push({ isValid: false, message: `${name} is required`, error: 'REQUIRED_FIELD', name });
     }
     if (problems.length === 0) return undefined;
-    return { ...error('VALIDATION_ERROR', `Property values were not valid: ${JSON.stringify(problems)}`), errors: problems.map((p) => ({ message: p.message, code: p.error, context: { propertyName: [p.name] } })) };
+    return {
+      ...error('VALIDATION_ERROR', `Property values were not valid: ${JSON.stringify(problems)}`),
+      errors: problems.map((p) => ({ message: p.message, code: p.error, context: { propertyName: [p.name] } })),
+    };
   }
 
   private insert(type: ObjectType, properties: Record<string, string>): HsObject {
@@ -441,7 +501,14 @@ function error(category: string, message: string, subCategory?: string): Record<
 function faultBody(status: number): unknown {
   if (status === 401) return error('EXPIRED_AUTHENTICATION', 'The OAuth token used to make this call expired 1 minute(s) ago.');
   if (status === 403) return error('MISSING_SCOPES', 'This app has not been granted all required scopes to make this call.');
-  if (status === 429) return { status: 'error', message: 'You have reached your ten_secondly_rolling limit.', errorType: 'RATE_LIMIT', correlationId: randomUUID(), policyName: 'TEN_SECONDLY_ROLLING' };
+  if (status === 429)
+    return {
+      status: 'error',
+      message: 'You have reached your ten_secondly_rolling limit.',
+      errorType: 'RATE_LIMIT',
+      correlationId: randomUUID(),
+      policyName: 'TEN_SECONDLY_ROLLING',
+    };
   if (status >= 500) return error('INTERNAL_ERROR', 'internal error');
   return error('VALIDATION_ERROR', 'injected failure');
 }

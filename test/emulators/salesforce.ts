@@ -37,23 +37,52 @@ type SObject = 'Contact' | 'Lead' | 'Task' | 'User';
 
 const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean }>> = {
   Contact: {
-    Id: { createable: false }, CreatedDate: { createable: false }, OwnerId: { createable: true }, FirstName: { max: 40, createable: true },
-    LastName: { max: 80, createable: true }, Email: { max: 80, createable: true }, Title: { max: 128, createable: true },
-    Phone: { max: 40, createable: true }, Description: { max: 32_000, createable: true }, AccountId: { createable: true },
+    Id: { createable: false },
+    CreatedDate: { createable: false },
+    OwnerId: { createable: true },
+    FirstName: { max: 40, createable: true },
+    LastName: { max: 80, createable: true },
+    Email: { max: 80, createable: true },
+    Title: { max: 128, createable: true },
+    Phone: { max: 40, createable: true },
+    Description: { max: 32_000, createable: true },
+    AccountId: { createable: true },
   },
   Lead: {
-    Id: { createable: false }, CreatedDate: { createable: false }, OwnerId: { createable: true }, FirstName: { max: 40, createable: true },
-    LastName: { max: 80, createable: true }, Email: { max: 80, createable: true }, Company: { max: 255, createable: true },
-    Website: { max: 255, createable: true }, Title: { max: 128, createable: true }, Phone: { max: 40, createable: true },
-    LeadSource: { max: 255, createable: true }, Description: { max: 32_000, createable: true }, IsConverted: { createable: false },
+    Id: { createable: false },
+    CreatedDate: { createable: false },
+    OwnerId: { createable: true },
+    FirstName: { max: 40, createable: true },
+    LastName: { max: 80, createable: true },
+    Email: { max: 80, createable: true },
+    Company: { max: 255, createable: true },
+    Website: { max: 255, createable: true },
+    Title: { max: 128, createable: true },
+    Phone: { max: 40, createable: true },
+    LeadSource: { max: 255, createable: true },
+    Description: { max: 32_000, createable: true },
+    IsConverted: { createable: false },
   },
   Task: {
-    Id: { createable: false }, CreatedDate: { createable: false }, OwnerId: { createable: true }, WhoId: { createable: true },
-    WhatId: { createable: true }, Subject: { max: 255, createable: true }, ActivityDate: { createable: true },
-    Status: { createable: true }, Priority: { createable: true }, Description: { max: 32_000, createable: true },
+    Id: { createable: false },
+    CreatedDate: { createable: false },
+    OwnerId: { createable: true },
+    WhoId: { createable: true },
+    WhatId: { createable: true },
+    Subject: { max: 255, createable: true },
+    ActivityDate: { createable: true },
+    Status: { createable: true },
+    Priority: { createable: true },
+    Description: { max: 32_000, createable: true },
     TaskSubtype: { createable: true },
   },
-  User: { Id: { createable: false }, CreatedDate: { createable: false }, Email: { createable: false }, IsActive: { createable: false }, Name: { createable: false } },
+  User: {
+    Id: { createable: false },
+    CreatedDate: { createable: false },
+    Email: { createable: false },
+    IsActive: { createable: false },
+    Name: { createable: false },
+  },
 };
 
 const REQUIRED: Record<SObject, string[]> = { Contact: ['LastName'], Lead: ['LastName', 'Company'], Task: [], User: [] };
@@ -153,14 +182,22 @@ export class SalesforceEmulator {
     const body = await readBody(req);
     await this.plan.wait(url.pathname);
     const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
-      this.requests.push({ method: req.method ?? '', path: url.pathname, ...(url.searchParams.has('q') ? { query: url.searchParams.get('q') ?? '' } : {}), status, via, at: Date.now() });
+      this.requests.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        ...(url.searchParams.has('q') ? { query: url.searchParams.get('q') ?? '' } : {}),
+        status,
+        via,
+        at: Date.now(),
+      });
       if (res.destroyed) return;
       res.writeHead(status, payload === undefined ? headers : { 'content-type': 'application/json;charset=UTF-8', ...headers });
       res.end(payload === undefined ? '' : JSON.stringify(payload));
     };
     try {
       const fault = this.plan.take(url.pathname);
-      if (fault) return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+      if (fault)
+        return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
       if (req.method === 'POST' && url.pathname === '/services/oauth2/token') return this.token(via, req, body, answer);
       const api = /^\/services\/data\/(v\d{2,3}\.\d)(\/.*)$/.exec(url.pathname);
       if (!api) return answer(404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]);
@@ -174,11 +211,13 @@ export class SalesforceEmulator {
   }
 
   private token(via: 'login' | 'instance', req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
-    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) return answer(400, { error: 'invalid_request', error_description: 'must use application/x-www-form-urlencoded' });
+    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? ''))
+      return answer(400, { error: 'invalid_request', error_description: 'must use application/x-www-form-urlencoded' });
     const form = new URLSearchParams(body);
     if (form.get('grant_type') !== 'refresh_token') return answer(400, { error: 'unsupported_grant_type', error_description: 'grant type not supported' });
     if (form.get('client_id') !== this.clientId) return answer(400, { error: 'invalid_client_id', error_description: 'client identifier invalid' });
-    if (form.has('client_secret') && form.get('client_secret') !== this.clientSecret) return answer(400, { error: 'invalid_client', error_description: 'invalid client credentials' });
+    if (form.has('client_secret') && form.get('client_secret') !== this.clientSecret)
+      return answer(400, { error: 'invalid_client', error_description: 'invalid client credentials' });
     const refreshToken = form.get('refresh_token') ?? '';
     if (!this.refreshTokens.has(refreshToken)) return answer(400, { error: 'invalid_grant', error_description: 'expired access/refresh token' });
     const accessToken = `00D000000000001!${randomBytes(12).toString('hex')}`;
@@ -208,21 +247,26 @@ export class SalesforceEmulator {
     let m: RegExpExecArray | null;
     if ((m = /^\/sobjects\/(\w+)(?:\/([^/]+))?$/.exec(path))) {
       const type = m[1] as string;
-      if (!isSObject(type) || type === 'User') return [404, [{ errorCode: 'NOT_FOUND', message: `The requested resource does not exist: sObject type '${type}' is not supported` }]];
+      if (!isSObject(type) || type === 'User')
+        return [404, [{ errorCode: 'NOT_FOUND', message: `The requested resource does not exist: sObject type '${type}' is not supported` }]];
       const id = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
       if (method === 'GET' && id !== undefined) {
         const record = this.table(type).get(id);
-        return record ? [200, { attributes: attributes(type, id), ...record }] : [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
+        return record
+          ? [200, { attributes: attributes(type, id), ...record }]
+          : [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
       }
       if ((method === 'POST' && id === undefined) || (method === 'PATCH' && id !== undefined)) {
-        if (!/^application\/json/.test(req.headers['content-type'] ?? '')) return [415, [{ errorCode: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' }]];
+        if (!/^application\/json/.test(req.headers['content-type'] ?? ''))
+          return [415, [{ errorCode: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' }]];
         let fields: unknown;
         try {
           fields = JSON.parse(body);
         } catch {
           return [400, [{ errorCode: 'JSON_PARSER_ERROR', message: 'Unexpected character in the JSON body' }]];
         }
-        if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return [400, [{ errorCode: 'JSON_PARSER_ERROR', message: 'Expected a JSON object' }]];
+        if (fields === null || typeof fields !== 'object' || Array.isArray(fields))
+          return [400, [{ errorCode: 'JSON_PARSER_ERROR', message: 'Expected a JSON object' }]];
         return id === undefined ? this.create(type, fields as Record<string, unknown>) : this.update(type, id, fields as Record<string, unknown>);
       }
     }
@@ -249,19 +293,31 @@ export class SalesforceEmulator {
     for (const [name, value] of Object.entries(fields)) {
       const spec = FIELDS[type][name];
       if (!spec) return { message: `No such column '${name}' on sobject of type ${type}`, errorCode: 'INVALID_FIELD', fields: [] };
-      if (!spec.createable) return { message: `Unable to create/update fields: ${name}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`, errorCode: 'INVALID_FIELD_FOR_INSERT_UPDATE', fields: [name] };
-      if (value !== null && typeof value !== 'string') return { message: `${name}: value not of required type: ${JSON.stringify(value)}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: [name] };
+      if (!spec.createable)
+        return {
+          message: `Unable to create/update fields: ${name}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`,
+          errorCode: 'INVALID_FIELD_FOR_INSERT_UPDATE',
+          fields: [name],
+        };
+      if (value !== null && typeof value !== 'string')
+        return { message: `${name}: value not of required type: ${JSON.stringify(value)}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: [name] };
       const text = value ?? '';
-      if (spec.max !== undefined && text.length > spec.max) return { message: `${name}: data value too large: ${text.slice(0, 20)}... (max length=${spec.max})`, errorCode: 'STRING_TOO_LONG', fields: [name] };
+      if (spec.max !== undefined && text.length > spec.max)
+        return { message: `${name}: data value too large: ${text.slice(0, 20)}... (max length=${spec.max})`, errorCode: 'STRING_TOO_LONG', fields: [name] };
       const picklist = PICKLISTS[`${type}.${name}`];
-      if (picklist && !picklist.includes(text)) return { message: `${name}: bad value for restricted picklist field: ${text}`, errorCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', fields: [name] };
-      if (name === 'Email' && text !== '' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text)) return { message: `Email: invalid email address: ${text}`, errorCode: 'INVALID_EMAIL_ADDRESS', fields: ['Email'] };
-      if (name === 'ActivityDate' && !/^\d{4}-\d{2}-\d{2}$/.test(text)) return { message: `ActivityDate: value not of required type: ${text}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: ['ActivityDate'] };
-      if (name === 'WhoId' && !(this.contacts.has(text) || this.leads.has(text))) return { message: 'Contact/Lead ID: id value of incorrect type: ' + text, errorCode: 'FIELD_INTEGRITY_EXCEPTION', fields: ['WhoId'] };
-      if (name === 'OwnerId' && this.users.get(text)?.IsActive !== true) return { message: 'Owner ID: owner cannot be inactive', errorCode: 'INVALID_CROSS_REFERENCE_KEY', fields: ['OwnerId'] };
+      if (picklist && !picklist.includes(text))
+        return { message: `${name}: bad value for restricted picklist field: ${text}`, errorCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', fields: [name] };
+      if (name === 'Email' && text !== '' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text))
+        return { message: `Email: invalid email address: ${text}`, errorCode: 'INVALID_EMAIL_ADDRESS', fields: ['Email'] };
+      if (name === 'ActivityDate' && !/^\d{4}-\d{2}-\d{2}$/.test(text))
+        return { message: `ActivityDate: value not of required type: ${text}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: ['ActivityDate'] };
+      if (name === 'WhoId' && !(this.contacts.has(text) || this.leads.has(text)))
+        return { message: 'Contact/Lead ID: id value of incorrect type: ' + text, errorCode: 'FIELD_INTEGRITY_EXCEPTION', fields: ['WhoId'] };
+      if (name === 'OwnerId' && this.users.get(text)?.IsActive !== true)
+        return { message: 'Owner ID: owner cannot be inactive', errorCode: 'INVALID_CROSS_REFERENCE_KEY', fields: ['OwnerId'] };
     }
     if (creating) {
-      const missing = REQUIRED[type].filter((name) => typeof fields[name] !== 'string' || (fields[name] as string).trim() === '');
+      const missing = REQUIRED[type].filter((name) => typeof fields[name] !== 'string' || fields[name].trim() === '');
       if (missing.length > 0) return { message: `Required fields are missing: [${missing.join(', ')}]`, errorCode: 'REQUIRED_FIELD_MISSING', fields: missing };
     }
     return undefined;
@@ -291,7 +347,7 @@ export class SalesforceEmulator {
     let rows = [...this.table(type).values()].filter((r) => parsed.where.every((c) => matches(r[c.field], c)));
     if (parsed.orderBy) {
       const { field, descending } = parsed.orderBy;
-      rows = rows.sort((a, b) => String(a[field] ?? '').localeCompare(String(b[field] ?? '')) * (descending ? -1 : 1));
+      rows = rows.sort((a, b) => sortKey(a[field]).localeCompare(sortKey(b[field])) * (descending ? -1 : 1));
     }
     if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
     const records = rows.map((r) => ({ attributes: attributes(type, r.Id), ...Object.fromEntries(parsed.select.map((f) => [f, r[f] ?? null])) }));
@@ -430,7 +486,8 @@ function parseSoql(soql: string): ParsedQuery {
         value = list;
       } else {
         const t = tokens[i];
-        if (!t || t.kind !== 'symbol' || !['=', '!=', '<', '<=', '>', '>='].includes(t.text)) throw new Error(`unexpected token: ${t ? t.text : 'end of query'} (expecting an operator)`);
+        if (!t || t.kind !== 'symbol' || !['=', '!=', '<', '<=', '>', '>='].includes(t.text))
+          throw new Error(`unexpected token: ${t ? t.text : 'end of query'} (expecting an operator)`);
         i += 1;
         op = t.text as Condition['op'];
         value = literal();
@@ -497,7 +554,15 @@ function faultBody(status: number): unknown {
   if (status === 403) return [{ message: 'TotalRequests Limit exceeded.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }];
   if (status === 429) return [{ message: 'Too many requests, retry later.', errorCode: 'REQUEST_LIMIT_EXCEEDED' }];
   if (status === 503) return [{ message: 'Server unavailable', errorCode: 'SERVER_UNAVAILABLE' }];
-  if (status >= 500) return [{ message: 'An unexpected error occurred. Please include this ErrorId if you contact support: 1234567-890 (-1234567)', errorCode: 'UNKNOWN_EXCEPTION' }];
+  if (status >= 500)
+    return [
+      { message: 'An unexpected error occurred. Please include this ErrorId if you contact support: 1234567-890 (-1234567)', errorCode: 'UNKNOWN_EXCEPTION' },
+    ];
   return [{ message: 'injected failure', errorCode: 'INVALID_FIELD', fields: [] }];
 }
 
+/** A field's value as ORDER BY compares it: text as it is, anything else as its JSON. */
+function sortKey(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}

@@ -37,12 +37,12 @@ describe('create-key', () => {
     const scoped = await createApiKey(db.prisma, { accountId: ids.accounts.acme!, name: 's', scopes: ['read'], connectionId: ids.connections['acme-hubspot'] });
     expect(scoped).toMatchObject({ connectionScope: 'connection', connectionId: ids.connections['acme-hubspot'] });
 
-    await expect(createApiKey(db.prisma, { accountId: ids.accounts.acme!, name: 's', scopes: ['read'], connectionId: ids.connections['globex-hubspot'] })).rejects.toThrow(
-      `Connection ${ids.connections['globex-hubspot']} is not a live connection of account ${ids.accounts.acme}`,
-    );
-    await expect(createApiKey(db.prisma, { accountId: ids.accounts.acme!, name: 's', scopes: ['read'], connectionId: ids.connections['acme-old-pipedrive'] })).rejects.toThrow(
-      /is not a live connection/,
-    );
+    await expect(
+      createApiKey(db.prisma, { accountId: ids.accounts.acme!, name: 's', scopes: ['read'], connectionId: ids.connections['globex-hubspot'] }),
+    ).rejects.toThrow(`Connection ${ids.connections['globex-hubspot']} is not a live connection of account ${ids.accounts.acme}`);
+    await expect(
+      createApiKey(db.prisma, { accountId: ids.accounts.acme!, name: 's', scopes: ['read'], connectionId: ids.connections['acme-old-pipedrive'] }),
+    ).rejects.toThrow(/is not a live connection/);
     await expect(createApiKey(db.prisma, { accountId: 999_999, name: 's', scopes: ['read'] })).rejects.toThrow('Account 999999 not found');
     await expect(createApiKey(db.prisma, { accountId: ids.accounts.acme!, name: 's', scopes: ['admin'] })).rejects.toThrow('Unknown scope admin');
   });

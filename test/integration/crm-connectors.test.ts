@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
 import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
 import { CONTACT_UPSERTS } from '../../src/connectors/crm/hubspot.js';
-import { HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
-import { SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
+import { type HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
+import { type SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
 
 // The connectors against the emulators, over real sockets (127.0.0.1, so OUTBOUND_ALLOW_PRIVATE on).
 
@@ -57,7 +57,12 @@ interface Recorder {
   persisted(): CrmState;
 }
 
-function recorder(event: CrmEvent, options: SourceOptions, state: CrmState = {}, hooks: { onSaveState?: (n: number) => void; onSaveCredentials?: () => void } = {}): Recorder {
+function recorder(
+  event: CrmEvent,
+  options: SourceOptions,
+  state: CrmState = {},
+  hooks: { onSaveState?: (n: number) => void; onSaveCredentials?: () => void } = {},
+): Recorder {
   const states: CrmState[] = [];
   const lasts: boolean[] = [];
   const credentials: unknown[] = [];
@@ -70,10 +75,11 @@ function recorder(event: CrmEvent, options: SourceOptions, state: CrmState = {},
       event,
       options,
       state,
-      async saveState(next, options) {
+      saveState(next, options) {
         states.push(structuredClone(next));
         lasts.push(options?.last === true);
         hooks.onSaveState?.(states.length);
+        return Promise.resolve();
       },
       // One run alone: nothing else renews, so the exchange always happens.
       async renewCredentials(_used, exchange) {
@@ -87,16 +93,36 @@ function recorder(event: CrmEvent, options: SourceOptions, state: CrmState = {},
 }
 
 function hubspotConfig(hs: HubspotEmulator, extra: Partial<CrmConfig> = {}): CrmConfig {
-  return { hubspotBaseUrl: hs.url, salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, http, retry: { baseDelayMs: 20, maxDelayMs: 100 }, timeoutMs: 2_000, ...extra };
+  return {
+    hubspotBaseUrl: hs.url,
+    salesforceLoginUrl: 'http://127.0.0.1:9',
+    outboundAllowPrivate: true,
+    http,
+    retry: { baseDelayMs: 20, maxDelayMs: 100 },
+    timeoutMs: 2_000,
+    ...extra,
+  };
 }
 
 function salesforceConfig(sf: SalesforceEmulator, extra: Partial<CrmConfig> = {}): CrmConfig {
-  return { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: sf.loginUrl, outboundAllowPrivate: true, http, retry: { baseDelayMs: 20, maxDelayMs: 100 }, timeoutMs: 2_000, ...extra };
+  return {
+    hubspotBaseUrl: 'http://127.0.0.1:9',
+    salesforceLoginUrl: sf.loginUrl,
+    outboundAllowPrivate: true,
+    http,
+    retry: { baseDelayMs: 20, maxDelayMs: 100 },
+    timeoutMs: 2_000,
+    ...extra,
+  };
 }
 
 /** The keys each saved state added to the one before. */
 function addedKeys(states: CrmState[]): string[][] {
-  return states.map((state, i) => Object.keys(state).filter((key) => !(key in (states[i - 1] ?? {}))).sort());
+  return states.map((state, i) =>
+    Object.keys(state)
+      .filter((key) => !(key in (states[i - 1] ?? {})))
+      .sort(),
+  );
 }
 
 async function thrown(promise: Promise<unknown>): Promise<CrmError> {
@@ -124,7 +150,11 @@ describe('crmConnector', () => {
   it('refuses malformed credentials naming the fields, never their values', () => {
     const error = (() => {
       try {
-        crmConnector('SALESFORCE', { instanceUrl: 'not a url sf-secret-value', accessToken: '' }, { hubspotBaseUrl: 'x', salesforceLoginUrl: 'y', outboundAllowPrivate: false });
+        crmConnector(
+          'SALESFORCE',
+          { instanceUrl: 'not a url sf-secret-value', accessToken: '' },
+          { hubspotBaseUrl: 'x', salesforceLoginUrl: 'y', outboundAllowPrivate: false },
+        );
       } catch (e) {
         return e;
       }
@@ -142,7 +172,9 @@ describe('crmConnector', () => {
     const strict = createHttpClient({ allowPrivate: false });
     try {
       const error = await thrown(
-        connector('HUBSPOT', { accessToken: 'hs-access-initial' }, { ...hubspotConfig(hs), outboundAllowPrivate: false, http: strict }).write(recorder(crmEvent(), NO_OPTIONS).run),
+        connector('HUBSPOT', { accessToken: 'hs-access-initial' }, { ...hubspotConfig(hs), outboundAllowPrivate: false, http: strict }).write(
+          recorder(crmEvent(), NO_OPTIONS).run,
+        ),
       );
 
       expect(error.kind).toBe('rejected');
@@ -207,7 +239,9 @@ describe('HubSpot connector', () => {
     const contact = [...hs.contacts.values()][0];
     const company = [...hs.companies.values()][0];
     expect(company?.properties).toMatchObject({ domain: 'acme.test', name: 'Acme' });
-    expect(hs.associations).toContainEqual(expect.objectContaining({ fromType: 'contacts', fromId: contact?.id, toType: 'companies', toId: company?.id, typeId: 279 }));
+    expect(hs.associations).toContainEqual(
+      expect.objectContaining({ fromType: 'contacts', fromId: contact?.id, toType: 'companies', toId: company?.id, typeId: 279 }),
+    );
     expect(contact?.properties.hubspot_owner_id).toBe('501');
     expect(hs.engagementsOf(contact?.id ?? '', 'emails')[0]?.properties.hs_email_direction).toBe('INCOMING_EMAIL');
     const [task] = hs.engagementsOf(contact?.id ?? '', 'tasks');
@@ -226,7 +260,14 @@ describe('HubSpot connector', () => {
       ['taskId'],
     ]);
     expect(rec.lasts).toEqual([false, false, false, false, false, false, true]);
-    expect(rec.persisted()).toMatchObject({ contactId: contact?.id, companyId: company?.id, companyAssociated: true, ownerDone: true, activityId: expect.any(String), taskId: task?.id });
+    expect(rec.persisted()).toMatchObject({
+      contactId: contact?.id,
+      companyId: company?.id,
+      companyAssociated: true,
+      ownerDone: true,
+      activityId: expect.any(String),
+      taskId: task?.id,
+    });
   });
 
   it('writes nothing again when re-run with the final state', async () => {
@@ -270,7 +311,9 @@ describe('HubSpot connector', () => {
 
     it('upserts the contacts of concurrent syncs in one call, each sync with its own contact', async () => {
       const emails = ['ann@one.test', 'bob@two.test', 'cy@three.test'];
-      const outcomes = await Promise.all(emails.map((email) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)));
+      const outcomes = await Promise.all(
+        emails.map((email) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)),
+      );
 
       expect(upserts()).toHaveLength(1);
       expect(CONTACT_UPSERTS.size).toBe(0); // nothing (no token) stays behind
@@ -296,7 +339,11 @@ describe('HubSpot connector', () => {
     it('sends each sync back to its own call when the shared one fails', async () => {
       hs.failNext(1, { status: 500, path: '/batch/upsert' });
 
-      const outcomes = await Promise.all(['ann@one.test', 'bob@two.test'].map((email) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)));
+      const outcomes = await Promise.all(
+        ['ann@one.test', 'bob@two.test'].map((email) =>
+          connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run),
+        ),
+      );
 
       expect(outcomes.map((o) => o.status)).toEqual(['success', 'success']);
       expect(upserts().map((r) => r.status)).toEqual([500, 200, 200]);
@@ -356,7 +403,11 @@ describe('HubSpot connector', () => {
   it('gives up on a CRM that stays down as unavailable', async () => {
     hs.failNext(10, { status: 503 });
 
-    const error = await thrown(connector('HUBSPOT', credentials, hubspotConfig(hs, { retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 } })).write(recorder(crmEvent(), NO_OPTIONS).run));
+    const error = await thrown(
+      connector('HUBSPOT', credentials, hubspotConfig(hs, { retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 } })).write(
+        recorder(crmEvent(), NO_OPTIONS).run,
+      ),
+    );
 
     expect(error).toMatchObject({ kind: 'unavailable', httpStatus: 503 });
     expect(hs.requests).toHaveLength(3);
@@ -409,11 +460,16 @@ describe('HubSpot connector', () => {
 
   it('writes no duplicate activity when a run crashes after step 2 and is re-run with the saved state', async () => {
     // Setup: the process dies right after persisting the second step (company).
-    const crashing = recorder(crmEvent(), { ...NO_OPTIONS, createOrUpdateCompany: true, createOrUpdateTask: true }, {}, {
-      onSaveState: (n) => {
-        if (n === 2) throw new Error('worker crashed');
+    const crashing = recorder(
+      crmEvent(),
+      { ...NO_OPTIONS, createOrUpdateCompany: true, createOrUpdateTask: true },
+      {},
+      {
+        onSaveState: (n) => {
+          if (n === 2) throw new Error('worker crashed');
+        },
       },
-    });
+    );
     const hubspot = connector('HUBSPOT', credentials, hubspotConfig(hs));
     await expect(hubspot.write(crashing.run)).rejects.toThrow('worker crashed');
     expect(crashing.persisted()).toMatchObject({ contactId: expect.any(String), companyId: expect.any(String) });
@@ -456,7 +512,16 @@ describe('HubSpot connector', () => {
   it('finds or creates social-only contacts by profile URL and logs a note', async () => {
     // Setup
     const social = (profileUrl: string) =>
-      crmEvent({ eventType: 'MESSAGE_SENT', platform: 'heyreach', email: null, identity: profileUrl, profileUrl, subject: null, companyDomain: null, text: 'Hi Jane <3' });
+      crmEvent({
+        eventType: 'MESSAGE_SENT',
+        platform: 'heyreach',
+        email: null,
+        identity: profileUrl,
+        profileUrl,
+        subject: null,
+        companyDomain: null,
+        text: 'Hi Jane <3',
+      });
     const hubspot = connector('HUBSPOT', credentials, hubspotConfig(hs));
 
     // Action
@@ -483,7 +548,15 @@ describe('HubSpot connector', () => {
 
   it('never puts credentials in thrown errors, even when the CRM echoes them', async () => {
     // Setup
-    hs.failNext(1, { status: 400, body: { status: 'error', message: 'token hs-access-initial is not allowed here', category: 'VALIDATION_ERROR', errors: [{ message: 'secret hs-client-secret' }] } });
+    hs.failNext(1, {
+      status: 400,
+      body: {
+        status: 'error',
+        message: 'token hs-access-initial is not allowed here',
+        category: 'VALIDATION_ERROR',
+        errors: [{ message: 'secret hs-client-secret' }],
+      },
+    });
 
     // Action
     const error = await thrown(connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(), NO_OPTIONS).run));
@@ -498,7 +571,13 @@ describe('HubSpot connector', () => {
 
 describe('Salesforce connector', () => {
   let sf: SalesforceEmulator;
-  const credentials = () => ({ instanceUrl: sf.instanceUrl, accessToken: 'sf-access-initial', refreshToken: 'sf-refresh-initial', clientId: 'sf-consumer-key', clientSecret: 'sf-consumer-secret' });
+  const credentials = () => ({
+    instanceUrl: sf.instanceUrl,
+    accessToken: 'sf-access-initial',
+    refreshToken: 'sf-refresh-initial',
+    clientId: 'sf-consumer-key',
+    clientSecret: 'sf-consumer-secret',
+  });
 
   beforeEach(async () => {
     sf = await startSalesforceEmulator();
@@ -557,7 +636,9 @@ describe('Salesforce connector', () => {
   });
 
   it('escapes emails in SOQL', async () => {
-    const outcome = await connector('SALESFORCE', credentials(), salesforceConfig(sf)).write(recorder(crmEvent({ email: "o'brien\\x@acme.test" }), NO_OPTIONS).run);
+    const outcome = await connector('SALESFORCE', credentials(), salesforceConfig(sf)).write(
+      recorder(crmEvent({ email: "o'brien\\x@acme.test" }), NO_OPTIONS).run,
+    );
 
     expect(outcome.status).toBe('success');
     expect(sf.requests.filter((r) => r.query !== undefined).every((r) => r.status === 200)).toBe(true);
@@ -583,7 +664,9 @@ describe('Salesforce connector', () => {
   });
 
   it('is a warning when the sender is no active user', async () => {
-    const outcome = await connector('SALESFORCE', credentials(), salesforceConfig(sf)).write(recorder(crmEvent({ senderEmail: 'gone@seller.test' }), { ...NO_OPTIONS, assignContactOwner: true }).run);
+    const outcome = await connector('SALESFORCE', credentials(), salesforceConfig(sf)).write(
+      recorder(crmEvent({ senderEmail: 'gone@seller.test' }), { ...NO_OPTIONS, assignContactOwner: true }).run,
+    );
 
     expect(outcome.status).toBe('warning');
     expect(outcome.result.warnings).toEqual([expect.objectContaining({ step: 'owner' })]);
@@ -669,11 +752,16 @@ describe('Salesforce connector', () => {
   ])('writes no duplicate Task when a run crashes %s and is re-run', async (_case, crashAt, tasksBefore) => {
     // Setup
     const options = { ...NO_OPTIONS, createOrUpdateTask: true };
-    const crashing = recorder(crmEvent(), options, {}, {
-      onSaveState: (n) => {
-        if (n === crashAt) throw new Error('worker crashed');
+    const crashing = recorder(
+      crmEvent(),
+      options,
+      {},
+      {
+        onSaveState: (n) => {
+          if (n === crashAt) throw new Error('worker crashed');
+        },
       },
-    });
+    );
     const salesforce = connector('SALESFORCE', credentials(), salesforceConfig(sf));
     await expect(salesforce.write(crashing.run)).rejects.toThrow('worker crashed');
     expect(sf.tasks.size).toBe(tasksBefore);
@@ -707,7 +795,18 @@ describe('Salesforce connector', () => {
 
   it('stores social-only people as Leads with the profile URL and finds them again by any variant', async () => {
     // Setup
-    const social = (profileUrl: string) => crmEvent({ eventType: 'CONNECTION_REQUEST_SENT', platform: 'heyreach', email: null, identity: profileUrl, profileUrl, company: null, companyDomain: null, lastName: null, subject: null });
+    const social = (profileUrl: string) =>
+      crmEvent({
+        eventType: 'CONNECTION_REQUEST_SENT',
+        platform: 'heyreach',
+        email: null,
+        identity: profileUrl,
+        profileUrl,
+        company: null,
+        companyDomain: null,
+        lastName: null,
+        subject: null,
+      });
     const salesforce = connector('SALESFORCE', credentials(), salesforceConfig(sf));
 
     // Action
@@ -716,7 +815,11 @@ describe('Salesforce connector', () => {
 
     // Assertions
     expect(first.result).toMatchObject({ whoType: 'Lead', recordCreated: true });
-    expect(sf.leads.get(String(first.result.whoId))).toMatchObject({ Website: 'https://www.linkedin.com/in/jane-doe', LastName: '[not provided]', Company: '[not provided]' });
+    expect(sf.leads.get(String(first.result.whoId))).toMatchObject({
+      Website: 'https://www.linkedin.com/in/jane-doe',
+      LastName: '[not provided]',
+      Company: '[not provided]',
+    });
     expect(second.result).toMatchObject({ whoId: first.result.whoId, recordCreated: false });
     expect(sf.contacts.size).toBe(0);
     expect(sf.tasksOf(String(first.result.whoId)).map((t) => t.TaskSubtype)).toEqual(['Task', 'Task']);

@@ -98,7 +98,10 @@ describe('reading accounts', () => {
       replyRelay: { ccEmail: 'dana.rep@acme.test' },
     });
     expect(hubspot.sources[1].url).toBe('http://api.test.local/webhooks/demoLegacyAcme/heyreach01');
-    expect(hubspot.replyRelays[0].categoryAllowlist).toEqual([{ id: '1', name: 'Interested' }, { id: '5', name: 'Meeting Request' }]);
+    expect(hubspot.replyRelays[0].categoryAllowlist).toEqual([
+      { id: '1', name: 'Interested' },
+      { id: '5', name: 'Meeting Request' },
+    ]);
     expect(hubspot.blocklists[0]).toEqual({ listName: 'Customers and partners', status: 'SYNCED', syncedCount: 2, pendingCount: 0 });
     expect(account.apiKeys).toHaveLength(4);
     expect(account.webhookEndpoints[0].id).toMatch(/^svcwh_/);
@@ -122,7 +125,9 @@ describe('batching', () => {
     const app = await startTestServer({ url: counted.url, prisma });
     try {
       await createAccounts(counted.prisma, 50);
-      const query = (first: number) => `{ accounts(first: ${first}) { id connections { id sources { id url destinations { eventTypes destination { url } } replyRelay { id } }
+      const query = (
+        first: number,
+      ) => `{ accounts(first: ${first}) { id connections { id sources { id url destinations { eventTypes destination { url } } replyRelay { id } }
         destinations { id bindings { isDelayed } } replyRelays { id categoryAllowlist { name } } blocklists { id syncedCount pendingCount } } apiKeys { name } } }`;
       const count = async (first: number) => {
         statements.length = 0;

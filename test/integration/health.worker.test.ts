@@ -37,7 +37,9 @@ describe('worker monitoring', () => {
     await stuck.connect();
     try {
       expect((await ready()).body.checks.destinations_activities).toBe('operational');
-      await ctx.db.query(`SELECT graphile_worker.add_job('syncs__run', '{"requestId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`);
+      await ctx.db.query(
+        `SELECT graphile_worker.add_job('syncs__run', '{"requestId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`,
+      );
       expect((await ready()).body.checks.destinations_activities).toBe('outage');
       await ctx.db.query(`SELECT graphile_worker.remove_job('health-lag-test')`);
       expect((await ready()).body.checks.destinations_activities).toBe('operational');

@@ -15,7 +15,11 @@ beforeAll(async () => {
   const ids = await seedDemo(ctx.db.prisma);
   acmeHubspot = ids.connections['acme-hubspot']!;
   smartleadSource = ids.sources['acme-smartlead']!;
-  deletedSource = (await ctx.db.prisma.source.create({ data: { connectionId: ids.connections['acme-old-pipedrive']!, platform: 'lemlist', ingressCode: 'ingressOnDeletedConn1' } })).id;
+  deletedSource = (
+    await ctx.db.prisma.source.create({
+      data: { connectionId: ids.connections['acme-old-pipedrive']!, platform: 'lemlist', ingressCode: 'ingressOnDeletedConn1' },
+    })
+  ).id;
 });
 
 function post(path: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
@@ -40,7 +44,10 @@ describe('accepted POSTs', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
     const answer = (await res.json()) as { received: boolean; requestId: number };
     expect(answer).toEqual({ received: true, requestId: expect.any(Number) });
-    const [row] = await ctx.db.query<{ body: string; path: string; source_id: number; connection_id: number }>('SELECT body, path, source_id, connection_id FROM requests WHERE id = $1', [answer.requestId]);
+    const [row] = await ctx.db.query<{ body: string; path: string; source_id: number; connection_id: number }>(
+      'SELECT body, path, source_id, connection_id FROM requests WHERE id = $1',
+      [answer.requestId],
+    );
     expect(row).toEqual({ body, path: 'demoSmartleadAcme01', source_id: smartleadSource, connection_id: acmeHubspot });
     expect(await jobsFor(answer.requestId)).toEqual([{ task_identifier: 'syncs__run', payload: { requestId: answer.requestId } }]);
     // Visible through the API like any request.
@@ -75,7 +82,10 @@ describe('accepted POSTs', () => {
     expect(new Set(answers).size).toBe(300);
     const after = Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM requests'))[0]!.n);
     expect(after - before).toBe(300);
-    const jobs = await ctx.db.query<{ n: string }>(`SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE (payload->>'requestId')::bigint = ANY($1::bigint[])`, [answers]);
+    const jobs = await ctx.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE (payload->>'requestId')::bigint = ANY($1::bigint[])`,
+      [answers],
+    );
     expect(Number(jobs[0]!.n)).toBe(300);
     // Each answer names the row holding its own body.
     const rows = await ctx.db.query<{ id: string; body: string }>('SELECT id, body FROM requests WHERE id = ANY($1::bigint[])', [answers]);
@@ -94,7 +104,11 @@ describe('refused POSTs, in the spec error shape', () => {
   ])('404 for %s', async (_case, path) => {
     const res = await post(path, '{"event_type":"EMAIL_SENT"}');
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ statusCode: 404, message: 'No source has this ingress URL: copy the url of the source from GET /api/v1/sources', error: 'Not Found' });
+    expect(await res.json()).toEqual({
+      statusCode: 404,
+      message: 'No source has this ingress URL: copy the url of the source from GET /api/v1/sources',
+      error: 'Not Found',
+    });
   });
 
   it('stores nothing for a refused POST', async () => {

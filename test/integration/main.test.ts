@@ -83,8 +83,8 @@ describe('npm start on the embedded PostgreSQL', () => {
     // Setup: `npm start` in its own process group, as a terminal runs it
     const child = spawn('npm', ['start'], { env: childEnv({ ...env, LOG_LEVEL: 'info' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
     // npm itself dies of the signal (as it should); the service is done when its output closes.
     const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
     for (let waited = 0; !out.includes('curl -s') && waited < 45_000; waited += 100) await new Promise((r) => setTimeout(r, 100));

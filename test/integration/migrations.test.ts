@@ -51,7 +51,9 @@ describe('applyMigrations', () => {
     const results = await Promise.all([applyMigrations(db.url), applyMigrations(db.url), applyMigrations(db.url)]);
 
     expect(results.flat().sort()).toEqual(expected);
-    const rows = await db.query<{ migration_name: string; checksum: string }>('SELECT migration_name, checksum FROM _prisma_migrations ORDER BY migration_name');
+    const rows = await db.query<{ migration_name: string; checksum: string }>(
+      'SELECT migration_name, checksum FROM _prisma_migrations ORDER BY migration_name',
+    );
     expect(rows.map((r) => r.migration_name)).toEqual(expected);
     expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.checksum))).toBe(true);
     expect(await applyMigrations(db.url)).toEqual([]);

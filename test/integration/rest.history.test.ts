@@ -121,7 +121,10 @@ async function sqlIds(table: 'requests' | 'syncs' | 'deliveries', where: string,
 /** Rows of acme's two live connections in the window W, plus `extra` SQL. */
 function acmeInW(extra = 'true', params: unknown[] = []): [string, unknown[]] {
   const n = params.length;
-  return [`account_id = $${n + 1} AND connection_id = ANY($${n + 2}::int[]) AND created_at >= $${n + 3} AND created_at <= $${n + 4} AND (${extra})`, [...params, acme, [HUB, SF], iso(W_FROM), iso(W_TO)]];
+  return [
+    `account_id = $${n + 1} AND connection_id = ANY($${n + 2}::int[]) AND created_at >= $${n + 3} AND created_at <= $${n + 4} AND (${extra})`,
+    [...params, acme, [HUB, SF], iso(W_FROM), iso(W_TO)],
+  ];
 }
 
 /** Follows nextCursor from the first page to the last; checks each page's envelope on the way. */
@@ -184,7 +187,14 @@ const windowedRoutes = () => [
 ];
 
 /** The cursor lists. */
-const pagedRoutes = () => ['/requests', `/sources/${S_SMARTLEAD}/requests`, '/syncs', `/sources/${S_SMARTLEAD}/syncs`, '/deliveries', `/destinations/${D_MIRROR}/deliveries`];
+const pagedRoutes = () => [
+  '/requests',
+  `/sources/${S_SMARTLEAD}/requests`,
+  '/syncs',
+  `/sources/${S_SMARTLEAD}/syncs`,
+  '/deliveries',
+  `/destinations/${D_MIRROR}/deliveries`,
+];
 
 describe('window and page-size rules', () => {
   const at = (ms: number) => encodeURIComponent(iso(ms));
@@ -305,7 +315,13 @@ describe('ordering and cursor pagination', () => {
     expect(rows.length).toBeGreaterThan(2900);
     expect(idsOf(rows)).toEqual(await sqlIds('requests', ...acmeInW()));
     expect(new Set(idsOf(rows)).size).toBe(rows.length);
-    expect(rows[0]).toEqual({ id: expect.any(Number), sourceId: expect.any(Number), connectionId: expect.any(Number), path: expect.any(String), createdAt: expect.any(String) });
+    expect(rows[0]).toEqual({
+      id: expect.any(Number),
+      sourceId: expect.any(Number),
+      connectionId: expect.any(Number),
+      path: expect.any(String),
+      createdAt: expect.any(String),
+    });
   });
 
   it('walks /syncs with the default page size, and /sources/:sourceId/syncs with an odd one, to the window rows', async () => {
@@ -341,7 +357,14 @@ describe('cursor security', () => {
     const forged = Buffer.from(JSON.stringify([ms + 86_400_000, id])).toString('base64url');
     const flipped = signature.slice(0, -1) + (signature.endsWith('A') ? 'B' : 'A');
 
-    for (const bad of ['garbage', 'v1.abc.def', `${version}.${forged}.${signature}`, `${version}.${payload}.${flipped}`, `v2.${payload}.${signature}`, `${cursor}.x`]) {
+    for (const bad of [
+      'garbage',
+      'v1.abc.def',
+      `${version}.${forged}.${signature}`,
+      `${version}.${payload}.${flipped}`,
+      `v2.${payload}.${signature}`,
+      `${cursor}.x`,
+    ]) {
       const res = await get(`/requests?${W}&limit=5&cursor=${encodeURIComponent(bad)}`);
       expect400(res, /cursor/);
     }
@@ -399,8 +422,16 @@ describe('sync status and metrics', () => {
     expect(res.body.data.map((s: { eventType: string }) => s.eventType).sort()).toEqual(['EMAIL_LINK_CLICK', 'EMAIL_OPEN']);
     const neverRecorded = res.body.data.find((s: { eventType: string }) => s.eventType === 'EMAIL_LINK_CLICK');
     expect(neverRecorded).toEqual({
-      id: expect.any(Number), status: 'error', connectionId: HUB, sourceId: S_SMARTLEAD, eventType: 'EMAIL_LINK_CLICK',
-      toEmail: 'sam@prospect.test', platform: 'smartlead', payloadId: expect.any(Number), error: null, createdAt: expect.any(String),
+      id: expect.any(Number),
+      status: 'error',
+      connectionId: HUB,
+      sourceId: S_SMARTLEAD,
+      eventType: 'EMAIL_LINK_CLICK',
+      toEmail: 'sam@prospect.test',
+      platform: 'smartlead',
+      payloadId: expect.any(Number),
+      error: null,
+      createdAt: expect.any(String),
     });
     const one = await get(`/syncs/${neverRecorded.id}`);
     expect(one.status).toBe(200);
@@ -499,7 +530,9 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
       expect((await get(`/syncs/metrics?${W}&connectionId=${connectionId}`)).body).toEqual({ success: 0, warning: 0, error: 0 });
       expect((await get(`/deliveries?${W}&connectionId=${connectionId}`)).body).toEqual({ data: [], hasMore: false, nextCursor: null });
       expect((await get(`/account/metrics?${W}&connectionId=${connectionId}`)).body).toEqual({
-        requests: { count: 0 }, syncs: { success: 0, warning: 0, error: 0 }, deliveries: { success: 0, error: 0 },
+        requests: { count: 0 },
+        syncs: { success: 0, warning: 0, error: 0 },
+        deliveries: { success: 0, error: 0 },
       });
     }
     // A connection-scoped key asking for the account's other connection.
@@ -610,7 +643,20 @@ describe('deliveries', () => {
     const all = await walk(`/destinations/${D_MIRROR}/deliveries?${W}`, KEYS.acmeRead, 500);
     expect(idsOf(all)).toEqual(await sqlIds('deliveries', ...acmeInW('destination_id = $1', [D_MIRROR])));
     expect(Object.keys(all[0]!).sort()).toEqual(
-      ['id', 'destinationId', 'destinationUrl', 'status', 'httpStatus', 'connectionId', 'sourceId', 'eventType', 'toEmail', 'payloadId', 'error', 'createdAt'].sort(),
+      [
+        'id',
+        'destinationId',
+        'destinationUrl',
+        'status',
+        'httpStatus',
+        'connectionId',
+        'sourceId',
+        'eventType',
+        'toEmail',
+        'payloadId',
+        'error',
+        'createdAt',
+      ].sort(),
     );
     expect(all.every((d) => d.destinationId === D_MIRROR && d.connectionId === HUB && d.sourceId === S_SMARTLEAD)).toBe(true);
     expect(all[0]).toMatchObject({ destinationUrl: 'https://hooks.acme.test/pipeline', eventType: 'EMAIL_SENT' });
@@ -627,7 +673,12 @@ describe('deliveries', () => {
   });
 
   it("answers 404 Destination <id> not found for another account's, an unknown or a non-numeric destination", async () => {
-    for (const [id, key] of [[D_GX, KEYS.acmeRead], [D_MIRROR, KEYS.globexRead], [999_999, KEYS.acmeRead], ['abc', KEYS.acmeRead]] as const) {
+    for (const [id, key] of [
+      [D_GX, KEYS.acmeRead],
+      [D_MIRROR, KEYS.globexRead],
+      [999_999, KEYS.acmeRead],
+      ['abc', KEYS.acmeRead],
+    ] as const) {
       expect404(await get(`/destinations/${id}/deliveries?${W}`, key), `Destination ${id} not found`);
       expect404(await get(`/destinations/${id}/deliveries/metrics?${W}`, key), `Destination ${id} not found`);
     }
@@ -653,7 +704,11 @@ describe('deliveries', () => {
       [`sourceId=${S_HEYREACH}`, 'source_id = $1', [S_HEYREACH]],
       [`connectionId=${HUB}`, 'connection_id = $1', [HUB]],
       [`connectionId=${SF}&status=error`, "connection_id = $1 AND status = 'error'", [SF]],
-      [`destinationId=${D_MIRROR}&sourceId=${S_SMARTLEAD}&connectionId=${HUB}`, 'destination_id = $1 AND source_id = $2 AND connection_id = $3', [D_MIRROR, S_SMARTLEAD, HUB]],
+      [
+        `destinationId=${D_MIRROR}&sourceId=${S_SMARTLEAD}&connectionId=${HUB}`,
+        'destination_id = $1 AND source_id = $2 AND connection_id = $3',
+        [D_MIRROR, S_SMARTLEAD, HUB],
+      ],
     ];
     for (const [query, where, params] of cases) {
       const rows = await walk(`/deliveries?${W}&${query}`, KEYS.acmeRead, 500);

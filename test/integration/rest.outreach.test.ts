@@ -19,7 +19,7 @@ const ago = (ms: number) => new Date(Date.now() - ms);
 const iso = (at: Date) => at.toISOString();
 
 let acme: number, globex: number;
-let HUB: number, SF: number, GX: number, PIPEDRIVE: number;
+let SF: number, GX: number, PIPEDRIVE: number;
 let S_SMARTLEAD: number, S_HEYREACH: number, S_INSTANTLY: number, S_LEMLIST: number, S_PIPEDRIVE: number;
 let D_MIRROR: number, D_SLACK: number, D_SF: number, D_GX: number;
 
@@ -35,7 +35,6 @@ beforeAll(async () => {
   const ids = await seedDemo(ctx.db.prisma);
   acme = ids.accounts.acme!;
   globex = ids.accounts.globex!;
-  HUB = ids.connections['acme-hubspot']!;
   SF = ids.connections['acme-salesforce']!;
   GX = ids.connections['globex-hubspot']!;
   PIPEDRIVE = ids.connections['acme-old-pipedrive']!;
@@ -90,8 +89,16 @@ async function logEvent(e: LogEvent): Promise<{ requestId: bigint; deliveryIds: 
   if (e.sync !== false) {
     await prisma.sync.create({
       data: {
-        accountId: src.accountId, connectionId: src.connectionId, sourceId, requestId: request.id, platform: src.platform,
-        status: 'success', eventType: e.type, toEmail: e.to, createdAt: e.at, updatedAt: e.at,
+        accountId: src.accountId,
+        connectionId: src.connectionId,
+        sourceId,
+        requestId: request.id,
+        platform: src.platform,
+        status: 'success',
+        eventType: e.type,
+        toEmail: e.to,
+        createdAt: e.at,
+        updatedAt: e.at,
       },
     });
   }
@@ -99,8 +106,17 @@ async function logEvent(e: LogEvent): Promise<{ requestId: bigint; deliveryIds: 
   for (const destinationId of e.deliveries ?? []) {
     const delivery = await prisma.delivery.create({
       data: {
-        accountId: src.accountId, destinationId, destinationUrl: `https://hooks.test/${destinationId}`, connectionId: src.connectionId, sourceId,
-        requestId: request.id, eventType: e.type, toEmail: e.to, status: 'success', httpStatus: 200, createdAt: e.at,
+        accountId: src.accountId,
+        destinationId,
+        destinationUrl: `https://hooks.test/${destinationId}`,
+        connectionId: src.connectionId,
+        sourceId,
+        requestId: request.id,
+        eventType: e.type,
+        toEmail: e.to,
+        status: 'success',
+        httpStatus: 200,
+        createdAt: e.at,
       },
     });
     deliveryIds.push(delivery.id);
@@ -130,7 +146,8 @@ function outreach(params: Params | string, key: string | null = KEYS.acmeRead): 
   return apiGet(ctx.server.baseUrl, `/contacts/outreach${query ? `?${query}` : ''}`, key ?? undefined);
 }
 
-async function ok(params: Params | string, key: string = KEYS.acmeRead): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- schema-checked body
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- schema-checked body
+async function ok(params: Params | string, key: string = KEYS.acmeRead): Promise<any> {
   const res = await outreach(params, key);
   expect(res.status, res.text).toBe(200);
   return res.body;
@@ -153,8 +170,17 @@ function nothing(email: string | null, profileUrls: string[] = []) {
     query: { email, profileUrls },
     found: false,
     summary: {
-      everContacted: false, everEmailed: false, everOpened: false, everCalled: false, everSocialTouched: false,
-      totalEvents: 0, firstTouchAt: null, lastTouchAt: null, daysSinceLastTouch: null, lastEventType: null, lastPlatform: null,
+      everContacted: false,
+      everEmailed: false,
+      everOpened: false,
+      everCalled: false,
+      everSocialTouched: false,
+      totalEvents: 0,
+      firstTouchAt: null,
+      lastTouchAt: null,
+      daysSinceLastTouch: null,
+      lastEventType: null,
+      lastPlatform: null,
     },
     eventTypes: [],
     platforms: [],
@@ -190,8 +216,15 @@ describe('rule 1: every identity given is OR-unioned into one aggregate', () => 
     expect(byAll.query).toEqual({ email: 'union@prospect.test', profileUrls: [li, x] });
     expect(byAll.found).toBe(true);
     expect(byAll.summary).toMatchObject({ totalEvents: 3, everEmailed: true, everSocialTouched: true, everCalled: false, lastEventType: 'FOLLOW_SENT' });
-    expect(byAll.eventTypes.map((t: { eventType: string; count: number }) => [t.eventType, t.count])).toEqual([['EMAIL_SENT', 1], ['FOLLOW_SENT', 1], ['MESSAGE_SENT', 1]]);
-    expect(byAll.platforms.map((p: { platform: string; count: number }) => [p.platform, p.count])).toEqual([['heyreach', 2], ['smartlead', 1]]);
+    expect(byAll.eventTypes.map((t: { eventType: string; count: number }) => [t.eventType, t.count])).toEqual([
+      ['EMAIL_SENT', 1],
+      ['FOLLOW_SENT', 1],
+      ['MESSAGE_SENT', 1],
+    ]);
+    expect(byAll.platforms.map((p: { platform: string; count: number }) => [p.platform, p.count])).toEqual([
+      ['heyreach', 2],
+      ['smartlead', 1],
+    ]);
   });
 
   it("unions the demo fixture's jane across her email and her professional profile", async () => {
@@ -199,8 +232,15 @@ describe('rule 1: every identity given is OR-unioned into one aggregate', () => 
 
     // EMAIL_SENT and EMAIL_REPLY from smartlead (the reply reached a sync and two deliveries), MESSAGE_SENT from heyreach.
     expect(res.summary.totalEvents).toBe(3);
-    expect(res.eventTypes.map((t: { eventType: string; count: number }) => [t.eventType, t.count])).toEqual([['EMAIL_REPLY', 1], ['EMAIL_SENT', 1], ['MESSAGE_SENT', 1]]);
-    expect(res.platforms.map((p: { platform: string; count: number }) => [p.platform, p.count])).toEqual([['heyreach', 1], ['smartlead', 2]]);
+    expect(res.eventTypes.map((t: { eventType: string; count: number }) => [t.eventType, t.count])).toEqual([
+      ['EMAIL_REPLY', 1],
+      ['EMAIL_SENT', 1],
+      ['MESSAGE_SENT', 1],
+    ]);
+    expect(res.platforms.map((p: { platform: string; count: number }) => [p.platform, p.count])).toEqual([
+      ['heyreach', 1],
+      ['smartlead', 2],
+    ]);
     expect(res.outcomes.replied).toBe(true);
     expect(res.query.profileUrls).toEqual(['https://www.linkedin.com/in/jane-prospect']);
   });
@@ -322,7 +362,11 @@ describe('rule 2: case-insensitive matching over every variant of a profile URL'
 
     // Action: five values in all, two of them the same profile
     const res = await ok({
-      profileUrl: ['linkedin.com/in/multi-a, https://www.linkedin.com/in/multi-b', 'linkedin.com/in/multi-c,linkedin.com/in/multi-d', 'http://linkedin.com/in/multi-a/'],
+      profileUrl: [
+        'linkedin.com/in/multi-a, https://www.linkedin.com/in/multi-b',
+        'linkedin.com/in/multi-c,linkedin.com/in/multi-d',
+        'http://linkedin.com/in/multi-a/',
+      ],
     });
 
     // Assertions
@@ -361,8 +405,18 @@ describe('rule 4: counts are deduplicated by inbound payload per event type and 
     const src = sources.get(S_SMARTLEAD)!;
     await ctx.db.prisma.delivery.create({
       data: {
-        accountId: acme, destinationId: D_SLACK, destinationUrl: 'https://hooks.acme.test/replies', connectionId: src.connectionId, sourceId: S_SMARTLEAD,
-        requestId: reply.requestId, eventType: 'EMAIL_REPLY', toEmail: to, status: 'success', httpStatus: 200, replayOfDeliveryId: reply.deliveryIds[1]!, createdAt: ago(2 * DAY),
+        accountId: acme,
+        destinationId: D_SLACK,
+        destinationUrl: 'https://hooks.acme.test/replies',
+        connectionId: src.connectionId,
+        sourceId: S_SMARTLEAD,
+        requestId: reply.requestId,
+        eventType: 'EMAIL_REPLY',
+        toEmail: to,
+        status: 'success',
+        httpStatus: 200,
+        replayOfDeliveryId: reply.deliveryIds[1]!,
+        createdAt: ago(2 * DAY),
       },
     });
     await logEvent({ to, type: 'EMAIL_OPEN', at: ago(DAY), sync: false, deliveries: [D_MIRROR, D_SLACK] });
@@ -372,7 +426,11 @@ describe('rule 4: counts are deduplicated by inbound payload per event type and 
 
     // Assertions
     expect(res.summary.totalEvents).toBe(4);
-    expect(res.eventTypes.map((t: { eventType: string; count: number }) => [t.eventType, t.count])).toEqual([['EMAIL_OPEN', 1], ['EMAIL_REPLY', 1], ['EMAIL_SENT', 2]]);
+    expect(res.eventTypes.map((t: { eventType: string; count: number }) => [t.eventType, t.count])).toEqual([
+      ['EMAIL_OPEN', 1],
+      ['EMAIL_REPLY', 1],
+      ['EMAIL_SENT', 2],
+    ]);
     expect(res.platforms).toEqual([{ platform: 'smartlead', count: 4, lastAt: expect.any(String), lastEventType: 'EMAIL_OPEN' }]);
   });
 
@@ -382,8 +440,18 @@ describe('rule 4: counts are deduplicated by inbound payload per event type and 
     const src = sources.get(S_SMARTLEAD)!;
     await ctx.db.prisma.delivery.create({
       data: {
-        accountId: acme, destinationId: D_MIRROR, destinationUrl: 'https://hooks.acme.test/pipeline', connectionId: src.connectionId, sourceId: S_SMARTLEAD,
-        requestId: sent.requestId, eventType: 'EMAIL_SENT', toEmail: to, status: 'success', httpStatus: 200, replayOfDeliveryId: sent.deliveryIds[0]!, createdAt: ago(HOUR),
+        accountId: acme,
+        destinationId: D_MIRROR,
+        destinationUrl: 'https://hooks.acme.test/pipeline',
+        connectionId: src.connectionId,
+        sourceId: S_SMARTLEAD,
+        requestId: sent.requestId,
+        eventType: 'EMAIL_SENT',
+        toEmail: to,
+        status: 'success',
+        httpStatus: 200,
+        replayOfDeliveryId: sent.deliveryIds[0]!,
+        createdAt: ago(HOUR),
       },
     });
 
@@ -445,7 +513,11 @@ describe('rule 5: summary flags', () => {
     // Assertions
     expect(res.found).toBe(true);
     expect(res.summary).toEqual({
-      everContacted, everEmailed, everOpened, everCalled, everSocialTouched,
+      everContacted,
+      everEmailed,
+      everOpened,
+      everCalled,
+      everSocialTouched,
       totalEvents: 1,
       firstTouchAt: touch ? iso(at) : null,
       lastTouchAt: touch ? iso(at) : null,
@@ -467,7 +539,14 @@ describe('rule 5: summary flags', () => {
 
     const res = await ok({ email: to });
 
-    expect(res.summary).toMatchObject({ everContacted: false, everEmailed: false, everOpened: true, everSocialTouched: true, everCalled: false, totalEvents: 6 });
+    expect(res.summary).toMatchObject({
+      everContacted: false,
+      everEmailed: false,
+      everOpened: true,
+      everSocialTouched: true,
+      everCalled: false,
+      totalEvents: 6,
+    });
   });
 
   it('sorts eventTypes by event type and platforms by platform, rolling counts and times up', async () => {
@@ -498,8 +577,17 @@ describe('rule 5: summary flags', () => {
       { platform: 'smartlead', count: 3, lastAt: iso(t[4]!), lastEventType: 'EMAIL_OPEN' },
     ]);
     expect(res.summary).toEqual({
-      everContacted: true, everEmailed: true, everOpened: true, everCalled: true, everSocialTouched: true,
-      totalEvents: 6, firstTouchAt: iso(t[0]!), lastTouchAt: iso(t[5]!), daysSinceLastTouch: 1, lastEventType: 'CONNECTION_REQUEST_ACCEPTED', lastPlatform: 'heyreach',
+      everContacted: true,
+      everEmailed: true,
+      everOpened: true,
+      everCalled: true,
+      everSocialTouched: true,
+      totalEvents: 6,
+      firstTouchAt: iso(t[0]!),
+      lastTouchAt: iso(t[5]!),
+      daysSinceLastTouch: 1,
+      lastEventType: 'CONNECTION_REQUEST_ACCEPTED',
+      lastPlatform: 'heyreach',
     });
   });
 
@@ -515,11 +603,26 @@ describe('rule 5: summary flags', () => {
     const res = await ok({ email: to });
 
     expect(res.summary).toMatchObject({
-      totalEvents: 4, firstTouchAt: iso(first), lastTouchAt: iso(last), daysSinceLastTouch: 2, lastEventType: 'MESSAGE_SENT', lastPlatform: 'heyreach',
+      totalEvents: 4,
+      firstTouchAt: iso(first),
+      lastTouchAt: iso(last),
+      daysSinceLastTouch: 2,
+      lastEventType: 'MESSAGE_SENT',
+      lastPlatform: 'heyreach',
     });
     // The platform's own last event may be the category change.
-    expect(res.platforms.find((p: { platform: string }) => p.platform === 'smartlead')).toEqual({ platform: 'smartlead', count: 2, lastAt: iso(c2), lastEventType: 'LEAD_CATEGORY_UPDATED' });
-    expect(res.eventTypes.find((e: { eventType: string }) => e.eventType === 'LEAD_CATEGORY_UPDATED')).toEqual({ eventType: 'LEAD_CATEGORY_UPDATED', count: 2, firstAt: iso(c1), lastAt: iso(c2) });
+    expect(res.platforms.find((p: { platform: string }) => p.platform === 'smartlead')).toEqual({
+      platform: 'smartlead',
+      count: 2,
+      lastAt: iso(c2),
+      lastEventType: 'LEAD_CATEGORY_UPDATED',
+    });
+    expect(res.eventTypes.find((e: { eventType: string }) => e.eventType === 'LEAD_CATEGORY_UPDATED')).toEqual({
+      eventType: 'LEAD_CATEGORY_UPDATED',
+      count: 2,
+      firstAt: iso(c1),
+      lastAt: iso(c2),
+    });
   });
 
   it('reports the last reply across email and social replies', async () => {
@@ -572,7 +675,14 @@ describe('rule 6: found', () => {
     const res = await ok({ email: to });
 
     expect(res.found).toBe(true);
-    expect(res.summary).toMatchObject({ totalEvents: 2, firstTouchAt: null, lastTouchAt: null, daysSinceLastTouch: null, lastEventType: null, lastPlatform: null });
+    expect(res.summary).toMatchObject({
+      totalEvents: 2,
+      firstTouchAt: null,
+      lastTouchAt: null,
+      daysSinceLastTouch: null,
+      lastEventType: null,
+      lastPlatform: null,
+    });
     expect(res.eventTypes).toEqual([expect.objectContaining({ eventType: 'LEAD_CATEGORY_UPDATED', count: 2 })]);
   });
 });
@@ -724,7 +834,11 @@ describe('rule 12 and validation: 400', () => {
 
   it('skips empty values next to a real identity (an empty form field, a trailing comma)', async () => {
     await logEvent({ to: 'https://www.linkedin.com/in/empty-fields', type: 'MESSAGE_SENT', at: ago(DAY), source: S_HEYREACH });
-    for (const query of ['email=&profileUrl=linkedin.com/in/empty-fields', 'profileUrl=linkedin.com/in/empty-fields,', 'profileUrl=linkedin.com/in/empty-fields&profileUrl=']) {
+    for (const query of [
+      'email=&profileUrl=linkedin.com/in/empty-fields',
+      'profileUrl=linkedin.com/in/empty-fields,',
+      'profileUrl=linkedin.com/in/empty-fields&profileUrl=',
+    ]) {
       const res = await ok(query);
       expect(res.found, query).toBe(true);
       expect(res.query.profileUrls, query).toEqual(['https://www.linkedin.com/in/empty-fields']);
@@ -755,7 +869,12 @@ describe('rule 12 and validation: 400', () => {
     expect((await outreach({ profileUrl: urls(5) })).status).toBe(200);
     expect((await outreach({ profileUrl: [urls(3).join(','), ...urls(5).slice(3)] })).status).toBe(200);
 
-    const six: Params[] = [{ profileUrl: urls(6) }, { profileUrl: [urls(3).join(','), urls(6).slice(3).join(',')] }, { profileUrl: urls(6).join(',') }, { email: 'six@prospect.test', profileUrl: urls(6) }];
+    const six: Params[] = [
+      { profileUrl: urls(6) },
+      { profileUrl: [urls(3).join(','), urls(6).slice(3).join(',')] },
+      { profileUrl: urls(6).join(',') },
+      { email: 'six@prospect.test', profileUrl: urls(6) },
+    ];
     for (const params of six) {
       const res = await outreach(params);
       expect400(res, /5/);
@@ -769,7 +888,10 @@ describe('rule 12 and validation: 400', () => {
   });
 
   it('refuses a repeated email parameter', async () => {
-    for (const email of [['a@prospect.test', 'b@prospect.test'], ['same@prospect.test', 'same@prospect.test']]) {
+    for (const email of [
+      ['a@prospect.test', 'b@prospect.test'],
+      ['same@prospect.test', 'same@prospect.test'],
+    ]) {
       const res = await outreach({ email });
       expect400(res, /email/);
     }
@@ -788,7 +910,8 @@ describe('deprecated top-level email', () => {
   });
 
   it('is marked deprecated in the OpenAPI document', () => {
-    const schemas = (openApiDocument as unknown as { components: { schemas: Record<string, { properties: Record<string, { deprecated?: boolean }> }> } }).components.schemas;
+    const schemas = (openApiDocument as unknown as { components: { schemas: Record<string, { properties: Record<string, { deprecated?: boolean }> }> } })
+      .components.schemas;
     expect(schemas.ContactOutreach!.properties.email!.deprecated).toBe(true);
   });
 });
@@ -871,7 +994,13 @@ describe('authentication, account isolation and connection scope', () => {
     expect(whole.outcomes).toMatchObject({ unsubscribed: true, lastCategoryName: 'Meeting Request' });
     expect(whole.platforms.map((p: { platform: string }) => p.platform)).toEqual(['instantly', 'smartlead']);
 
-    expect(scoped.summary).toMatchObject({ totalEvents: 1, everCalled: false, lastTouchAt: iso(hubAt), lastPlatform: 'smartlead', lastEventType: 'EMAIL_SENT' });
+    expect(scoped.summary).toMatchObject({
+      totalEvents: 1,
+      everCalled: false,
+      lastTouchAt: iso(hubAt),
+      lastPlatform: 'smartlead',
+      lastEventType: 'EMAIL_SENT',
+    });
     expect(scoped.platforms.map((p: { platform: string }) => p.platform)).toEqual(['smartlead']);
     expect(scoped.outcomes).toMatchObject({ unsubscribed: false, lastCategoryName: 'Interested' });
     expect(scoped.doNotContact).toEqual({ value: false, reasons: [] });
@@ -921,7 +1050,10 @@ describe('rule 13: its own rate bucket', () => {
   });
 
   it('counts lookups in the account outreach bucket, not in the per-IP one', async () => {
-    const windows = async () => Object.fromEntries((await ctx.db.query<{ bucket: string; hits: number }>('SELECT bucket, hits FROM rate_limit_windows')).map((r) => [r.bucket, Number(r.hits)]));
+    const windows = async () =>
+      Object.fromEntries(
+        (await ctx.db.query<{ bucket: string; hits: number }>('SELECT bucket, hits FROM rate_limit_windows')).map((r) => [r.bucket, Number(r.hits)]),
+      );
     // A general route opens this client's per-IP window.
     expect((await apiGet(ctx.server.baseUrl, '/me', KEYS.acmeRead)).status).toBe(200);
     const before = await windows();

@@ -78,7 +78,11 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
     expect(rejected.status).toBe(429);
     expect(rejected.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
     expect(rejected.body.message).toMatch(/120 requests per 60 seconds/);
-    expect(rateHeaders(rejected.headers)).toEqual({ 'x-ratelimit-limit': '120', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': expect.stringMatching(/^\d+$/) });
+    expect(rateHeaders(rejected.headers)).toEqual({
+      'x-ratelimit-limit': '120',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': expect.stringMatching(/^\d+$/),
+    });
     expect(rejected.headers.get('retry-after')).toBe(rejected.headers.get('x-ratelimit-reset'));
     // Another account is not affected.
     const globex = await get('/me', KEYS.globexRead);
@@ -227,7 +231,14 @@ describe('outreach bucket: 600 per 60 s per account, fixed, no X-RateLimit-* hea
 describe('shared across API processes', () => {
   it('holds the account limit over two processes on one database', async () => {
     await clear();
-    const base = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...SPEC_LIMITS, TRUST_PROXY: 'true' };
+    const base = {
+      DATABASE_URL: db.url,
+      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...SPEC_LIMITS,
+      TRUST_PROXY: 'true',
+    };
     const ports = [await freePort(), await freePort()];
     const services = ports.map((port) => startService('api', { ...base, PORT: String(port) }));
     try {

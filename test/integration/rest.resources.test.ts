@@ -21,8 +21,17 @@ describe('GET /api/v1/me', () => {
       { id: ids.connections['acme-salesforce'], crm: 'SALESFORCE', organizationId: '00D5g000000DEMO', organizationDomain: null },
     ]);
     expect(Object.keys(res.body.links)).toEqual([
-      'accountStatus', 'accountMetrics', 'connections', 'destinations', 'requests', 'destinationsReplyRelays', 'sources',
-      'contactsOutreach', 'syncs', 'documentation', 'openapi',
+      'accountStatus',
+      'accountMetrics',
+      'connections',
+      'destinations',
+      'requests',
+      'destinationsReplyRelays',
+      'sources',
+      'contactsOutreach',
+      'syncs',
+      'documentation',
+      'openapi',
     ]);
     expect(res.body.links.openapi.href).toBe('http://api.test.local/api/v1/openapi.json');
     expect(res.body.links.documentation.href).toBe('http://api.test.local/docs');
@@ -40,12 +49,22 @@ describe('GET /api/v1/connections', () => {
     const res = await get('/connections');
     expect(res.body.connections).toEqual([
       {
-        id: ids.connections['acme-hubspot'], crm: 'HUBSPOT', status: 'ready', organizationId: '24681357', organizationDomain: 'acme.test',
-        capabilities: { sync: true, destinations: true, blocklists: true }, createdAt: expect.any(String),
+        id: ids.connections['acme-hubspot'],
+        crm: 'HUBSPOT',
+        status: 'ready',
+        organizationId: '24681357',
+        organizationDomain: 'acme.test',
+        capabilities: { sync: true, destinations: true, blocklists: true },
+        createdAt: expect.any(String),
       },
       {
-        id: ids.connections['acme-salesforce'], crm: 'SALESFORCE', status: 'disconnected', organizationId: '00D5g000000DEMO', organizationDomain: null,
-        capabilities: { sync: true, destinations: true, blocklists: true }, createdAt: expect.any(String),
+        id: ids.connections['acme-salesforce'],
+        crm: 'SALESFORCE',
+        status: 'disconnected',
+        organizationId: '00D5g000000DEMO',
+        organizationDomain: null,
+        capabilities: { sync: true, destinations: true, blocklists: true },
+        createdAt: expect.any(String),
       },
     ]);
   });
@@ -101,10 +120,26 @@ describe('forwarding destinations and reply relays', () => {
   it('lists destinations with the union of binding event types, delay and bound sources', async () => {
     const res = await get('/destinations');
     expect(res.body.destinations).toEqual([
-      { id: ids.destinations['acme-crm-mirror'], url: 'https://hooks.acme.test/pipeline', description: 'Mirror of every event into the data warehouse',
-        connectionId: ids.connections['acme-hubspot'], eventTypes: [], isDelayed: false, sourceIds: [ids.sources['acme-smartlead']], createdAt: expect.any(String) },
-      { id: ids.destinations['acme-replies-slack'], url: 'https://hooks.acme.test/replies', description: 'Replies to the sales Slack channel',
-        connectionId: ids.connections['acme-hubspot'], eventTypes: ['EMAIL_REPLY'], isDelayed: true, sourceIds: [ids.sources['acme-smartlead']], createdAt: expect.any(String) },
+      {
+        id: ids.destinations['acme-crm-mirror'],
+        url: 'https://hooks.acme.test/pipeline',
+        description: 'Mirror of every event into the data warehouse',
+        connectionId: ids.connections['acme-hubspot'],
+        eventTypes: [],
+        isDelayed: false,
+        sourceIds: [ids.sources['acme-smartlead']],
+        createdAt: expect.any(String),
+      },
+      {
+        id: ids.destinations['acme-replies-slack'],
+        url: 'https://hooks.acme.test/replies',
+        description: 'Replies to the sales Slack channel',
+        connectionId: ids.connections['acme-hubspot'],
+        eventTypes: ['EMAIL_REPLY'],
+        isDelayed: true,
+        sourceIds: [ids.sources['acme-smartlead']],
+        createdAt: expect.any(String),
+      },
     ]);
   });
 
@@ -130,10 +165,18 @@ describe('forwarding destinations and reply relays', () => {
     const res = await get('/destinations/reply-relays');
     expect(res.body.replyRelays).toEqual([
       {
-        id: ids.replyRelays['acme-rep'], connectionId: ids.connections['acme-hubspot'], description: 'Copy Dana on interested replies',
-        ccEmail: 'dana.rep@acme.test', delayMinutes: 5, bodyTemplates: ['New reply from {{lead_email}}:\n\n{{reply_text}}'],
-        categoryAllowlist: [{ id: '1', name: 'Interested' }, { id: '5', name: 'Meeting Request' }],
-        sourceIds: [ids.sources['acme-smartlead']], createdAt: expect.any(String),
+        id: ids.replyRelays['acme-rep'],
+        connectionId: ids.connections['acme-hubspot'],
+        description: 'Copy Dana on interested replies',
+        ccEmail: 'dana.rep@acme.test',
+        delayMinutes: 5,
+        bodyTemplates: ['New reply from {{lead_email}}:\n\n{{reply_text}}'],
+        categoryAllowlist: [
+          { id: '1', name: 'Interested' },
+          { id: '5', name: 'Meeting Request' },
+        ],
+        sourceIds: [ids.sources['acme-smartlead']],
+        createdAt: expect.any(String),
       },
     ]);
     expect((await get('/destinations/reply-relays', KEYS.globexRead)).body).toEqual({ replyRelays: [] });
@@ -144,7 +187,17 @@ describe('GET /api/v1/blocklists', () => {
   it('lists block lists with counts; a connectionId outside the key gives an empty list', async () => {
     const all = await get('/blocklists');
     expect(all.body.blocklists).toEqual([
-      expect.objectContaining({ id: ids.blocklists['acme-domains'], listName: 'Customers and partners', crm: 'HUBSPOT', blockType: 'DOMAIN', status: 'SYNCED', isEnabled: true, clientId: null, syncedCount: 2, pendingCount: 0 }),
+      expect.objectContaining({
+        id: ids.blocklists['acme-domains'],
+        listName: 'Customers and partners',
+        crm: 'HUBSPOT',
+        blockType: 'DOMAIN',
+        status: 'SYNCED',
+        isEnabled: true,
+        clientId: null,
+        syncedCount: 2,
+        pendingCount: 0,
+      }),
       expect.objectContaining({ id: ids.blocklists['acme-addresses'], blockType: 'ADDRESS', status: 'CREATED', pendingCount: 0, lastFetchedAt: null }),
     ]);
     const other = await get(`/blocklists?connectionId=${ids.connections['globex-hubspot']}`);
@@ -160,7 +213,12 @@ describe('GET /api/v1/account/status', () => {
     expect(res.status).toBe(200);
     expect(res.body.ready).toBe(false);
     expect(res.body.blockers).toEqual([
-      expect.objectContaining({ code: 'crm_disconnected', connectionId: ids.connections['acme-salesforce'], crm: 'SALESFORCE', docUrl: 'http://api.test.local/docs#crm-disconnected' }),
+      expect.objectContaining({
+        code: 'crm_disconnected',
+        connectionId: ids.connections['acme-salesforce'],
+        crm: 'SALESFORCE',
+        docUrl: 'http://api.test.local/docs#crm-disconnected',
+      }),
     ]);
     const [hubspot, salesforce] = res.body.connections;
     expect(hubspot).toMatchObject({
@@ -195,7 +253,10 @@ describe('GET /api/v1/account/status', () => {
   it('raises sync_not_enabled and blocklists_error from stored data', async () => {
     const connection = ids.connections['acme-hubspot']!;
     await ctx.db.prisma.connection.update({ where: { id: connection }, data: { syncEnabled: false } });
-    await ctx.db.prisma.blocklist.update({ where: { id: ids.blocklists['acme-domains']! }, data: { lastError: 'Smartlead said 401', lastAttemptedAt: new Date() } });
+    await ctx.db.prisma.blocklist.update({
+      where: { id: ids.blocklists['acme-domains']! },
+      data: { lastError: 'Smartlead said 401', lastAttemptedAt: new Date() },
+    });
     try {
       const res = await get('/account/status', KEYS.acmeHubspotOnly);
       expect(res.body.blockers.map((b: { code: string }) => b.code)).toEqual(['sync_not_enabled']);

@@ -23,7 +23,11 @@ describe('SQL statements per request', () => {
         return statements.length;
       };
       // Action + Assertions
-      for (const [path, small, large] of [['/sources', 1, 100], ['/destinations', 1, 100], ['/destinations/reply-relays', 1, 1]] as const) {
+      for (const [path, small, large] of [
+        ['/sources', 1, 100],
+        ['/destinations', 1, 100],
+        ['/destinations/reply-relays', 1, 1],
+      ] as const) {
         const few = await count(path, keys.small, small);
         const many = await count(path, keys.large, large);
         expect({ path, many }).toEqual({ path, many: few });
@@ -46,7 +50,10 @@ async function account(prisma: ReturnType<typeof createPrisma>, sources: number)
     const destination = await prisma.forwardingDestination.create({ data: { connectionId: connection.id, url: `https://x.test/${i}` } });
     await prisma.source.create({
       data: {
-        connectionId: connection.id, platform: 'smartlead', ingressCode: randomToken('', 24), replyRelayId: relay.id,
+        connectionId: connection.id,
+        platform: 'smartlead',
+        ingressCode: randomToken('', 24),
+        replyRelayId: relay.id,
         destinations: { create: [{ destinationId: destination.id, eventTypes: ['EMAIL_SENT'] }] },
       },
     });

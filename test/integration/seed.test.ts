@@ -21,8 +21,21 @@ afterEach(async () => {
   await db.drop();
 });
 
-const TABLES = ['accounts', 'connections', 'sources', 'destinations', 'destination_bindings', 'reply_relays', 'blocklists',
-  'blocklist_entries', 'api_keys', 'webhook_endpoints', 'requests', 'syncs', 'deliveries'] as const;
+const TABLES = [
+  'accounts',
+  'connections',
+  'sources',
+  'destinations',
+  'destination_bindings',
+  'reply_relays',
+  'blocklists',
+  'blocklist_entries',
+  'api_keys',
+  'webhook_endpoints',
+  'requests',
+  'syncs',
+  'deliveries',
+] as const;
 
 async function rowCounts(): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
@@ -43,13 +56,29 @@ describe('seedFixture with a valid fixture', () => {
     expect(Object.keys(result.apiKeys)).toEqual(['acme-read', 'acme-write', 'acme-hubspot-only', 'acme-revoked', 'globex-read']);
     expect(result.webhookEndpoints['acme-ops']).toMatch(/^svcwh_[A-Za-z0-9]{24}$/);
     expect(await rowCounts()).toEqual({
-      accounts: 2, connections: 4, sources: 4, destinations: 2, destination_bindings: 2, reply_relays: 1, blocklists: 2,
-      blocklist_entries: 2, api_keys: 5, webhook_endpoints: 1, requests: 5, syncs: 5, deliveries: 3,
+      accounts: 2,
+      connections: 4,
+      sources: 4,
+      destinations: 2,
+      destination_bindings: 2,
+      reply_relays: 1,
+      blocklists: 2,
+      blocklist_entries: 2,
+      api_keys: 5,
+      webhook_endpoints: 1,
+      requests: 5,
+      syncs: 5,
+      deliveries: 3,
     });
     // The SYNCED list's entries are already on the sequencer.
     expect(await db.query('SELECT count(*)::int AS n FROM blocklist_entries WHERE pushed_at IS NOT NULL')).toEqual([{ n: 2 }]);
     const source = await db.prisma.source.findUniqueOrThrow({ where: { id: result.sources['acme-smartlead']! } });
-    expect(source).toMatchObject({ ingressCode: 'demoSmartleadAcme01', createOrUpdateCompany: true, createOrUpdateTask: true, replyRelayId: result.replyRelays['acme-rep'] });
+    expect(source).toMatchObject({
+      ingressCode: 'demoSmartleadAcme01',
+      createOrUpdateCompany: true,
+      createOrUpdateTask: true,
+      replyRelayId: result.replyRelays['acme-rep'],
+    });
     const legacy = await db.prisma.source.findUniqueOrThrow({ where: { id: result.sources['acme-heyreach']! } });
     expect([legacy.legacyId1, legacy.legacyId2]).toEqual(['demoLegacyAcme', 'heyreach01']);
     const deleted = await db.prisma.connection.findUniqueOrThrow({ where: { id: result.connections['acme-old-pipedrive']! } });
@@ -87,9 +116,16 @@ describe('seedFixture with a valid fixture', () => {
   });
 
   it('generates and reports a key that the fixture leaves out', async () => {
-    const result = await seedFixture(db.prisma, { accounts: [{ ref: 'a', apiKeys: [{ name: 'no ref' }, { ref: 'k', name: 'with ref' }] }] }, TEST_ENCRYPTION_KEY);
+    const result = await seedFixture(
+      db.prisma,
+      { accounts: [{ ref: 'a', apiKeys: [{ name: 'no ref' }, { ref: 'k', name: 'with ref' }] }] },
+      TEST_ENCRYPTION_KEY,
+    );
 
-    expect(result.generatedSecrets).toEqual({ 'accounts[0].apiKeys[0]': expect.stringMatching(/^svcapi_[A-Za-z0-9]{32}$/), k: expect.stringMatching(/^svcapi_/) });
+    expect(result.generatedSecrets).toEqual({
+      'accounts[0].apiKeys[0]': expect.stringMatching(/^svcapi_[A-Za-z0-9]{32}$/),
+      k: expect.stringMatching(/^svcapi_/),
+    });
     const stored = await db.prisma.apiKey.findUniqueOrThrow({ where: { id: result.apiKeys.k! } });
     expect(stored.keyHash).toBe(hashApiKey(result.generatedSecrets.k!));
   });
@@ -103,13 +139,19 @@ describe('seedFixture with a valid fixture', () => {
     expect(JSON.parse(request.body)).toMatchObject({ event_type: 'EMAIL_SENT', to_email: 'jane@prospect.test' });
     expect(request.path).toBe('demoSmartleadAcme01');
     const delivery = await db.prisma.delivery.findFirstOrThrow({ where: { status: 'error' } });
-    expect(delivery).toMatchObject({ destinationUrl: 'https://hooks.acme.test/replies', httpStatus: 502, eventType: 'EMAIL_REPLY', toEmail: 'jane@prospect.test' });
+    expect(delivery).toMatchObject({
+      destinationUrl: 'https://hooks.acme.test/replies',
+      httpStatus: 502,
+      eventType: 'EMAIL_REPLY',
+      toEmail: 'jane@prospect.test',
+    });
   });
 });
 
 describe('seedFixture with an invalid fixture', () => {
   it('writes nothing and names every bad path', async () => {
-    const bad = structuredClone(demo) as any; // a deliberately broken copy of the demo
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a deliberately broken copy of the demo, edited freely
+    const bad = structuredClone(demo) as any;
     bad.accounts[0].connections[1].crm = 'salesforce';
     bad.accounts[0].connections[0].blocklists[0].blockType = 'EMAIL';
     bad.accounts[0].webhookEndpoints[0].url = 'http://ops.acme.test/events';
@@ -126,6 +168,7 @@ describe('seedFixture with an invalid fixture', () => {
   });
 
   it('lists every reference problem together', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
     const bad = structuredClone(demo) as any;
     bad.accounts[0].connections[0].sources[0].destinations[0].destination = 'nope';
     bad.accounts[0].connections[0].sources[0].replyRelay = 'nobody';

@@ -21,7 +21,10 @@ beforeAll(async () => {
   const ids = await seedDemo(ctx.db.prisma);
   hubspot = await startHubspotEmulator({ accessToken: 'crash-token' });
   const connection = ids.connections['acme-hubspot']!;
-  await ctx.db.prisma.connection.update({ where: { id: connection }, data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'crash-token' })) } });
+  await ctx.db.prisma.connection.update({
+    where: { id: connection },
+    data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'crash-token' })) },
+  });
   await ctx.db.prisma.source.create({ data: { connectionId: connection, platform: 'smartlead', ingressCode: CODE } });
 });
 
@@ -30,7 +33,9 @@ afterAll(async () => {
 });
 
 const recorded = async (requestIds: number[]) =>
-  Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM syncs WHERE status IS NOT NULL AND request_id = ANY($1::bigint[])', [requestIds]))[0]!.n);
+  Number(
+    (await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM syncs WHERE status IS NOT NULL AND request_id = ANY($1::bigint[])', [requestIds]))[0]!.n,
+  );
 
 describe('a worker killed mid-batch', () => {
   it('loses nothing and writes no activity twice', async () => {

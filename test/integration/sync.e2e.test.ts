@@ -34,7 +34,10 @@ beforeAll(async () => {
   salesforce = await startSalesforceEmulator({ accessToken: 'e2e-sf-token' });
   const seal = (credentials: unknown) => sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials));
   await ctx.db.prisma.connection.update({ where: { id: hubspotConnection }, data: { credentialsEncrypted: seal({ accessToken: 'e2e-hubspot-token' }) } });
-  await ctx.db.prisma.connection.update({ where: { id: salesforceConnection }, data: { credentialsEncrypted: seal({ instanceUrl: salesforce.instanceUrl, accessToken: 'e2e-sf-token' }) } });
+  await ctx.db.prisma.connection.update({
+    where: { id: salesforceConnection },
+    data: { credentialsEncrypted: seal({ instanceUrl: salesforce.instanceUrl, accessToken: 'e2e-sf-token' }) },
+  });
   for (const platform of PLATFORMS) {
     codes[platform] = { hubspot: `e2eHubspot${platform}01`, salesforce: `e2eSalesforce${platform}01` };
     await ctx.db.prisma.source.create({ data: { connectionId: hubspotConnection, platform, ingressCode: codes[platform].hubspot } });
@@ -64,10 +67,16 @@ interface SyncOutcome {
 }
 
 function outcomeOf(requestId: number): Promise<SyncOutcome> {
-  return eventually(async () => {
-    const [row] = await ctx.db.query<SyncOutcome>('SELECT id, status, event_type, to_email, error FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [requestId]);
-    return row;
-  }, 20_000, `the sync of request ${requestId}`);
+  return eventually(
+    async () => {
+      const [row] = await ctx.db.query<SyncOutcome>('SELECT id, status, event_type, to_email, error FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [
+        requestId,
+      ]);
+      return row;
+    },
+    20_000,
+    `the sync of request ${requestId}`,
+  );
 }
 
 const samples = PLATFORMS.flatMap((platform) =>
@@ -95,7 +104,12 @@ describe('every sample payload, into HubSpot', () => {
     expect(stored?.crm_state).not.toHaveProperty('activityPending');
     // And the sync is visible through the API.
     const page = await apiGet(ctx.server.baseUrl, `/syncs?${around()}&connectionId=${hubspotConnection}&limit=500`, KEYS.acmeRead);
-    expect(page.body.data.find((s: { id: number }) => s.id === Number(sync.id))).toMatchObject({ status: 'success', eventType: sync.event_type, toEmail: sync.to_email, platform });
+    expect(page.body.data.find((s: { id: number }) => s.id === Number(sync.id))).toMatchObject({
+      status: 'success',
+      eventType: sync.event_type,
+      toEmail: sync.to_email,
+      platform,
+    });
   });
 });
 
@@ -118,7 +132,11 @@ describe('failures are recorded, never dropped', () => {
   it('records the CRM refusing the credentials, with its answer, and marks the pipeline failing once', async () => {
     const code = 'e2eRevokedHubspot01';
     const connection = await ctx.db.prisma.connection.create({
-      data: { accountId: (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } })).accountId, crm: 'HUBSPOT', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'revoked-token' })) },
+      data: {
+        accountId: (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } })).accountId,
+        crm: 'HUBSPOT',
+        credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'revoked-token' })),
+      },
     });
     const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: code } });
     const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
@@ -129,9 +147,21 @@ describe('failures are recorded, never dropped', () => {
       expect(JSON.stringify(sync.error)).not.toContain('revoked-token');
     }
 
-    const events = await ctx.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM platform_events WHERE source_id = $1', [source.id]);
+    const events = await ctx.db.query<{ type: string; data: Record<string, unknown> }>('SELECT type, data FROM platform_events WHERE source_id = $1', [
+      source.id,
+    ]);
     expect(events).toEqual([
-      { type: 'sync.failed', data: { connectionId: connection.id, crm: 'HUBSPOT', sourceId: source.id, sourcePlatform: 'smartlead', reason: 'crm_authentication_failed', remediation: expect.any(String) } },
+      {
+        type: 'sync.failed',
+        data: {
+          connectionId: connection.id,
+          crm: 'HUBSPOT',
+          sourceId: source.id,
+          sourcePlatform: 'smartlead',
+          reason: 'crm_authentication_failed',
+          remediation: expect.any(String),
+        },
+      },
     ]);
   });
 });
@@ -143,10 +173,16 @@ describe('lead category signals', () => {
     expect((await outcomeOf(requestId)).status).toBe('success');
     // The job again, as after a crash between its steps: the recorded outcome ends it, nothing is added.
     await ctx.db.query("SELECT graphile_worker.add_job('syncs__run', json_build_object('requestId', $1::bigint))", [requestId]);
-    await eventually(async () => {
-      const [row] = await ctx.db.query<{ n: string }>("SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = 'syncs__run'");
-      return row?.n === '0' ? true : undefined;
-    }, 10_000, 'the job queue to drain');
+    await eventually(
+      async () => {
+        const [row] = await ctx.db.query<{ n: string }>(
+          "SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = 'syncs__run'",
+        );
+        return row?.n === '0' ? true : undefined;
+      },
+      10_000,
+      'the job queue to drain',
+    );
     const signals = await ctx.db.query('SELECT platform, contact, category_id, category_name FROM lead_category_signals WHERE request_id = $1', [requestId]);
     expect(signals).toEqual([{ platform: 'smartlead', contact: 'jane@acme.test', category_id: '1', category_name: 'Interested' }]);
   });
@@ -161,14 +197,18 @@ describe('pipeline health under concurrent syncs', () => {
     // Twelve at once: the worker records them in shared batches, and each one counts.
     const burst = await Promise.all(Array.from({ length: 12 }, () => ingest(code, unreadable)));
     for (const requestId of burst) expect((await outcomeOf(requestId)).status).toBe('error');
-    const health = () => ctx.db.query<{ state: string; consecutive_errors: number }>('SELECT state, consecutive_errors FROM pipeline_health WHERE source_id = $1', [source.id]);
+    const health = () =>
+      ctx.db.query<{ state: string; consecutive_errors: number }>('SELECT state, consecutive_errors FROM pipeline_health WHERE source_id = $1', [source.id]);
     expect(await health()).toEqual([{ state: 'failing', consecutive_errors: 12 }]);
 
     const good = await Promise.all(Array.from({ length: 3 }, () => ingest(code, readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8'))));
     for (const requestId of good) expect((await outcomeOf(requestId)).status).toBe('success');
     expect(await health()).toEqual([{ state: 'healthy', consecutive_errors: 0 }]);
 
-    const events = await ctx.db.query<{ type: string; reason: string | null }>("SELECT type, data->>'reason' AS reason FROM platform_events WHERE source_id = $1 ORDER BY id", [source.id]);
+    const events = await ctx.db.query<{ type: string; reason: string | null }>(
+      "SELECT type, data->>'reason' AS reason FROM platform_events WHERE source_id = $1 ORDER BY id",
+      [source.id],
+    );
     expect(events).toEqual([
       { type: 'sync.failed', reason: 'payloads_unreadable' },
       { type: 'sync.recovered', reason: null },
@@ -228,7 +268,9 @@ describe('POST /api/v1/syncs/:id/retry', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ queued: true, syncId: Number(failed.id) });
     const recovered = await eventually(async () => {
-      const [row] = await ctx.db.query<SyncOutcome>("SELECT id, status, event_type, to_email, error FROM syncs WHERE id = $1 AND status <> 'error'", [failed.id]);
+      const [row] = await ctx.db.query<SyncOutcome>("SELECT id, status, event_type, to_email, error FROM syncs WHERE id = $1 AND status <> 'error'", [
+        failed.id,
+      ]);
       return row;
     });
     expect(recovered).toMatchObject({ status: 'success', error: null });
@@ -242,8 +284,16 @@ describe('POST /api/v1/syncs/:id/retry', () => {
 describe('OAuth refresh under concurrency', () => {
   it('refreshes once for a burst of Salesforce syncs that all find the session expired, and stores the rotated refresh token', async () => {
     const account = (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: salesforceConnection } })).accountId;
-    const credentials = { instanceUrl: salesforce.instanceUrl, accessToken: 'e2e-sf-token', refreshToken: 'sf-refresh-initial', clientId: salesforce.clientId, clientSecret: salesforce.clientSecret };
-    const connection = await ctx.db.prisma.connection.create({ data: { accountId: account, crm: 'SALESFORCE', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials)) } });
+    const credentials = {
+      instanceUrl: salesforce.instanceUrl,
+      accessToken: 'e2e-sf-token',
+      refreshToken: 'sf-refresh-initial',
+      clientId: salesforce.clientId,
+      clientSecret: salesforce.clientSecret,
+    };
+    const connection = await ctx.db.prisma.connection.create({
+      data: { accountId: account, crm: 'SALESFORCE', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials)) },
+    });
     await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2eRefreshBurst01' } });
     salesforce.rotateRefreshTokens = true;
     salesforce.expireAccessTokens();

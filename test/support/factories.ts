@@ -13,9 +13,17 @@ export async function createAccounts(prisma: PrismaClient, n: number): Promise<n
     for (const crm of ['HUBSPOT', 'SALESFORCE']) {
       const connection = await prisma.connection.create({ data: { accountId: account.id, crm } });
       const destination = await prisma.forwardingDestination.create({ data: { connectionId: connection.id, url: `https://hooks.factory.test/${i}/${crm}` } });
-      const relay = await prisma.replyRelay.create({ data: { connectionId: connection.id, ccEmail: `rep${i}@factory.test`, categoryAllowlist: [{ id: '1', name: 'Interested' }] } });
+      const relay = await prisma.replyRelay.create({
+        data: { connectionId: connection.id, ccEmail: `rep${i}@factory.test`, categoryAllowlist: [{ id: '1', name: 'Interested' }] },
+      });
       await prisma.blocklist.create({
-        data: { connectionId: connection.id, listName: 'dnc', platform: 'smartlead', blockType: 'DOMAIN', entries: { create: [{ value: 'a.test', pushedAt: new Date() }, { value: 'b.test' }] } },
+        data: {
+          connectionId: connection.id,
+          listName: 'dnc',
+          platform: 'smartlead',
+          blockType: 'DOMAIN',
+          entries: { create: [{ value: 'a.test', pushedAt: new Date() }, { value: 'b.test' }] },
+        },
       });
       for (const platform of ['smartlead', 'instantly']) {
         await prisma.source.create({

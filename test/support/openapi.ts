@@ -7,7 +7,8 @@ import { openApiDocument } from '../../src/rest/openapi.js';
  * document: the status must be documented for the operation, required headers present and valid, and
  * the JSON body valid against the documented schema. Undocumented paths must answer the JSON 404.
  */
-export interface ApiResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read bodies freely; the schema already checked them
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies freely; the schema already checked them
+export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;
@@ -35,14 +36,17 @@ ajv.addSchema(openApiDocument, 'openapi');
 const validators = new Map<string, ValidateFunction>();
 
 /** Fetches `url` and validates the response against the contract; fails the test on any mismatch. */
-export async function apiFetch<T = any>(url: string, init: RequestInit = {}): Promise<ApiResponse<T>> { // eslint-disable-line @typescript-eslint/no-explicit-any -- see ApiResponse
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see ApiResponse
+export async function apiFetch<T = any>(url: string, init: RequestInit = {}): Promise<ApiResponse<T>> {
   const res = await fetch(url, init);
   const text = await res.text();
   const method = (init.method ?? 'GET').toLowerCase();
   const body = res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : text;
   const problems = checkResponse(new URL(url).pathname, method, res.status, res.headers, body);
   if (problems.length > 0) {
-    throw new Error(`${method.toUpperCase()} ${new URL(url).pathname} -> ${res.status} breaks the OpenAPI contract:\n  ${problems.join('\n  ')}\nbody: ${text.slice(0, 800)}`);
+    throw new Error(
+      `${method.toUpperCase()} ${new URL(url).pathname} -> ${res.status} breaks the OpenAPI contract:\n  ${problems.join('\n  ')}\nbody: ${text.slice(0, 800)}`,
+    );
   }
   return { status: res.status, headers: res.headers, body: body as T, text };
 }

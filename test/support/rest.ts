@@ -19,7 +19,8 @@ export async function seedDemo(prisma: PrismaClient): Promise<SeedResult> {
 }
 
 /** GET an /api/v1 path with a key; the response is checked against the OpenAPI document. */
-export function apiGet<T = any>(baseUrl: string, path: string, key?: string) { // eslint-disable-line @typescript-eslint/no-explicit-any -- bodies are schema-checked
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are schema-checked
+export function apiGet<T = any>(baseUrl: string, path: string, key?: string) {
   return apiFetch<T>(`${baseUrl}/api/v1${path}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
 }
 

@@ -22,11 +22,11 @@ export function startService(role: 'all' | 'api' | 'worker', env: Record<string,
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
     listeners.forEach((l) => l());
   });
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     err += chunk.toString();
     listeners.forEach((l) => l());
   });

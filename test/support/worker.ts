@@ -6,14 +6,23 @@ import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize }
 import { TEST_ENCRYPTION_KEY } from './database.js';
 
 /** The real worker (graphile-worker and our tasks, production settings) on a test database, polling fast. */
-export async function startTestWorker(databaseUrl: string, crm: Partial<CrmConfig> = {}, settings: { staleAfterMs?: number } = {}): Promise<{ stop(): Promise<void> }> {
+export async function startTestWorker(
+  databaseUrl: string,
+  crm: Partial<CrmConfig> = {},
+  settings: { staleAfterMs?: number } = {},
+): Promise<{ stop(): Promise<void> }> {
   const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...settings };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workerPoolSize(workerSettings), application_name: WORKER_APPLICATION_NAME });
   // Connections the test ends under the worker must not crash the run.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
-  const runner: Runner = await startWorker(pool, createLogger('silent', process.stderr), { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, workerSettings);
+  const runner: Runner = await startWorker(
+    pool,
+    createLogger('silent', process.stderr),
+    { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY },
+    workerSettings,
+  );
   return {
     async stop() {
       await runner.stop();

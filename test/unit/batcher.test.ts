@@ -77,7 +77,7 @@ describe('Batcher', () => {
   });
 
   it('refuses a run that answers the wrong number of results', async () => {
-    const batcher = new Batcher(async (items: number[]) => items.slice(1));
+    const batcher = new Batcher((items: number[]) => Promise.resolve(items.slice(1)));
     await expect(batcher.load(1)).rejects.toThrow('a batch of 1 was answered with 0 results');
   });
 

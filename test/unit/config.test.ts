@@ -120,10 +120,7 @@ describe('loadConfig defaults', () => {
   });
 
   it('uses INGRESS_URL and DOCS_URL when they are set', () => {
-    const config = loadConfig(
-      { BASE_URL: 'https://api.example.com', INGRESS_URL: 'https://in.example.com', DOCS_URL: 'https://docs.example.com/guide' },
-      CWD,
-    );
+    const config = loadConfig({ BASE_URL: 'https://api.example.com', INGRESS_URL: 'https://in.example.com', DOCS_URL: 'https://docs.example.com/guide' }, CWD);
 
     expect(config).toMatchObject({
       baseUrl: 'https://api.example.com',
@@ -215,7 +212,11 @@ describe('loadConfig accepted values', () => {
   });
 
   it('reads the three rate limits, 0 turning one off', () => {
-    expect(loadConfig({ RATE_LIMIT_PER_IP: '0', RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_OUTREACH: '7' }, CWD).rateLimits).toEqual({ perIp: 0, perAccount: 5, outreach: 7 });
+    expect(loadConfig({ RATE_LIMIT_PER_IP: '0', RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_OUTREACH: '7' }, CWD).rateLimits).toEqual({
+      perIp: 0,
+      perAccount: 5,
+      outreach: 7,
+    });
   });
 
   it('uses HOST as given', () => {

@@ -85,9 +85,7 @@ describe('parseFixture defaults', () => {
               syncEnabled: true,
               deleted: false,
               destinations: [{ ref: 'dest', url: 'https://hooks.example.com/in', description: '' }],
-              replyRelays: [
-                { ref: 'relay', description: '', ccEmail: 'rep@example.com', delayMinutes: 0, bodyTemplates: [], categoryAllowlist: [] },
-              ],
+              replyRelays: [{ ref: 'relay', description: '', ccEmail: 'rep@example.com', delayMinutes: 0, bodyTemplates: [], categoryAllowlist: [] }],
               blocklists: [
                 {
                   listName: 'Customers',
@@ -180,7 +178,10 @@ describe('parseFixture defaults', () => {
       accounts: [
         {
           connections: [
-            { crm: 'HUBSPOT', sources: [{ platform: 'smartlead', requests: [{ body: {}, sync: { status: null, eventType: 'EMAIL_SENT', toEmail: 'a@b.test' } }] }] },
+            {
+              crm: 'HUBSPOT',
+              sources: [{ platform: 'smartlead', requests: [{ body: {}, sync: { status: null, eventType: 'EMAIL_SENT', toEmail: 'a@b.test' } }] }],
+            },
           ],
         },
       ],
@@ -311,7 +312,11 @@ describe('parseFixture rejects', () => {
     ],
     [
       'a delivery httpStatus below 100',
-      one(connectionWith('c', { sources: [{ platform: 'smartlead', requests: [{ body: {}, deliveries: [{ destination: 'c-d1', status: 'error', httpStatus: 99 }] }] }] })),
+      one(
+        connectionWith('c', {
+          sources: [{ platform: 'smartlead', requests: [{ body: {}, deliveries: [{ destination: 'c-d1', status: 'error', httpStatus: 99 }] }] }],
+        }),
+      ),
       [/^accounts\[0\]\.connections\[0\]\.sources\[0\]\.requests\[0\]\.deliveries\[0\]\.httpStatus: /],
     ],
   ])('%s', (_case, input, expected) => {
@@ -336,7 +341,11 @@ describe('parseFixture reference checks', () => {
       {
         accounts: [
           { ref: 'acme', connections: [{ ref: 'acme-hubspot', crm: 'HUBSPOT' }] },
-          { ref: 'globex', connections: [{ ref: 'globex-hubspot', crm: 'HUBSPOT' }], apiKeys: [{ name: 'k', connectionScope: 'connection', connection: 'acme-hubspot' }] },
+          {
+            ref: 'globex',
+            connections: [{ ref: 'globex-hubspot', crm: 'HUBSPOT' }],
+            apiKeys: [{ name: 'k', connectionScope: 'connection', connection: 'acme-hubspot' }],
+          },
         ],
       },
       ['accounts[1].apiKeys[0].connection: "acme-hubspot" is not a connection of this account'],
@@ -350,7 +359,12 @@ describe('parseFixture reference checks', () => {
       'a binding to a destination of another connection',
       {
         accounts: [
-          { connections: [connectionWith('c1'), connectionWith('c2', { sources: [{ platform: 'smartlead', destinations: [{ destination: 'c2-d1' }, { destination: 'c1-d1' }] }] })] },
+          {
+            connections: [
+              connectionWith('c1'),
+              connectionWith('c2', { sources: [{ platform: 'smartlead', destinations: [{ destination: 'c2-d1' }, { destination: 'c1-d1' }] }] }),
+            ],
+          },
         ],
       },
       ['accounts[0].connections[1].sources[0].destinations[1].destination: "c1-d1" is not a destination of this connection'],
@@ -362,7 +376,17 @@ describe('parseFixture reference checks', () => {
     ],
     [
       'a source binding the same destination twice',
-      { accounts: [{ connections: [connectionWith('c1', { sources: [{ platform: 'smartlead', destinations: [{ destination: 'c1-d1' }, { destination: 'c1-d1', isDelayed: true }] }] })] }] },
+      {
+        accounts: [
+          {
+            connections: [
+              connectionWith('c1', {
+                sources: [{ platform: 'smartlead', destinations: [{ destination: 'c1-d1' }, { destination: 'c1-d1', isDelayed: true }] }],
+              }),
+            ],
+          },
+        ],
+      },
       ['accounts[0].connections[0].sources[0].destinations: binds the same destination twice'],
     ],
     [
@@ -382,7 +406,9 @@ describe('parseFixture reference checks', () => {
           {
             connections: [
               connectionWith('c1'),
-              connectionWith('c2', { sources: [{ platform: 'smartlead', requests: [{ body: {}, deliveries: [{ destination: 'c1-d1', status: 'success' }] }] }] }),
+              connectionWith('c2', {
+                sources: [{ platform: 'smartlead', requests: [{ body: {}, deliveries: [{ destination: 'c1-d1', status: 'success' }] }] }],
+              }),
             ],
           },
         ],
@@ -391,7 +417,16 @@ describe('parseFixture reference checks', () => {
     ],
     [
       'two connections with the same ref',
-      { accounts: [{ connections: [{ ref: 'dup', crm: 'HUBSPOT' }, { ref: 'dup', crm: 'SALESFORCE' }] }] },
+      {
+        accounts: [
+          {
+            connections: [
+              { ref: 'dup', crm: 'HUBSPOT' },
+              { ref: 'dup', crm: 'SALESFORCE' },
+            ],
+          },
+        ],
+      },
       ['accounts[0].connections[1].ref: "dup" is already the ref of accounts[0].connections[0]'],
     ],
     [
@@ -431,7 +466,21 @@ describe('parseFixture reference checks', () => {
     ],
     [
       'the same ingress code on two sources of one connection',
-      { accounts: [{ connections: [{ crm: 'HUBSPOT', sources: [{ platform: 'smartlead', ingressCode: 'sameCode01' }, { platform: 'instantly', ingressCode: 'sameCode01' }] }] }] },
+      {
+        accounts: [
+          {
+            connections: [
+              {
+                crm: 'HUBSPOT',
+                sources: [
+                  { platform: 'smartlead', ingressCode: 'sameCode01' },
+                  { platform: 'instantly', ingressCode: 'sameCode01' },
+                ],
+              },
+            ],
+          },
+        ],
+      },
       ['accounts[0].connections[0].sources[1].ingressCode: "sameCode01" is already used by accounts[0].connections[0].sources[0].ingressCode'],
     ],
     [
@@ -446,7 +495,21 @@ describe('parseFixture reference checks', () => {
     ],
     [
       'the same legacy ids on two sources',
-      { accounts: [{ connections: [{ crm: 'HUBSPOT', sources: [{ platform: 'heyreach', legacyIds: ['a', 'b'] }, { platform: 'heyreach', legacyIds: ['a', 'b'] }] }] }] },
+      {
+        accounts: [
+          {
+            connections: [
+              {
+                crm: 'HUBSPOT',
+                sources: [
+                  { platform: 'heyreach', legacyIds: ['a', 'b'] },
+                  { platform: 'heyreach', legacyIds: ['a', 'b'] },
+                ],
+              },
+            ],
+          },
+        ],
+      },
       ['accounts[0].connections[0].sources[1].legacyIds: "a/b" is already used by accounts[0].connections[0].sources[0].legacyIds'],
     ],
     [
@@ -459,7 +522,21 @@ describe('parseFixture reference checks', () => {
   });
 
   it('accepts the same legacy first id with different second ids', () => {
-    const input = { accounts: [{ connections: [{ crm: 'HUBSPOT', sources: [{ platform: 'heyreach', legacyIds: ['a', 'b'] }, { platform: 'heyreach', legacyIds: ['a', 'c'] }] }] }] };
+    const input = {
+      accounts: [
+        {
+          connections: [
+            {
+              crm: 'HUBSPOT',
+              sources: [
+                { platform: 'heyreach', legacyIds: ['a', 'b'] },
+                { platform: 'heyreach', legacyIds: ['a', 'c'] },
+              ],
+            },
+          ],
+        },
+      ],
+    };
 
     expect(parseFixture(input).accounts[0]?.connections[0]?.sources).toHaveLength(2);
   });

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  HEALTH_SCHEMA_VERSION,
-  healthHttpStatus,
-  rollUpHealth,
-  type CheckStatus,
-  type HealthStatus,
-} from '../../src/domain/health.js';
+import { HEALTH_SCHEMA_VERSION, healthHttpStatus, rollUpHealth, type CheckStatus, type HealthStatus } from '../../src/domain/health.js';
 
 describe('rollUpHealth', () => {
   it.each<[string, Record<string, CheckStatus>, HealthStatus]>([

@@ -196,13 +196,20 @@ describe('retryAfterMs', () => {
 describe('requestWithRetry', () => {
   it('waits as long as Retry-After asks, then succeeds', async () => {
     // Setup
-    answers = [{ status: 429, headers: { 'retry-after': '1' } }, { status: 200, body: '{"done":true}' }];
+    answers = [
+      { status: 429, headers: { 'retry-after': '1' } },
+      { status: 200, body: '{"done":true}' },
+    ];
     const client = createHttpClient({ allowPrivate: true });
     const budget = { remainingMs: 5000 };
 
     // Action
     const started = performance.now();
-    const { response } = await requestWithRetry(client, { url: `http://127.0.0.1:${port}/limited` }, { policy: { attempts: 3, baseDelayMs: 10, maxDelayMs: 100 }, budget, idempotent: true });
+    const { response } = await requestWithRetry(
+      client,
+      { url: `http://127.0.0.1:${port}/limited` },
+      { policy: { attempts: 3, baseDelayMs: 10, maxDelayMs: 100 }, budget, idempotent: true },
+    );
     const elapsed = performance.now() - started;
     client.close();
 
@@ -216,7 +223,11 @@ describe('requestWithRetry', () => {
     answers = [{ status: 503, headers: { 'retry-after': '120' } }];
     const client = createHttpClient({ allowPrivate: true });
 
-    const result = await requestWithRetry(client, { url: `http://127.0.0.1:${port}/down` }, { policy: { attempts: 3, baseDelayMs: 10, maxDelayMs: 100 }, budget: { remainingMs: 5000 }, idempotent: true });
+    const result = await requestWithRetry(
+      client,
+      { url: `http://127.0.0.1:${port}/down` },
+      { policy: { attempts: 3, baseDelayMs: 10, maxDelayMs: 100 }, budget: { remainingMs: 5000 }, idempotent: true },
+    );
     client.close();
 
     expect(result.response.status).toBe(503);
@@ -228,7 +239,11 @@ describe('requestWithRetry', () => {
     const client = createHttpClient({ allowPrivate: true, timeoutMs: 100 });
     const before = seen.filter((r) => r.url === '/create').length;
 
-    const error = await requestWithRetry(client, { method: 'POST', url: `http://127.0.0.1:${port}/create`, json: {} }, { policy: { attempts: 3, baseDelayMs: 10, maxDelayMs: 100 }, budget: { remainingMs: 5000 }, idempotent: false }).catch((e: unknown) => e);
+    const error = await requestWithRetry(
+      client,
+      { method: 'POST', url: `http://127.0.0.1:${port}/create`, json: {} },
+      { policy: { attempts: 3, baseDelayMs: 10, maxDelayMs: 100 }, budget: { remainingMs: 5000 }, idempotent: false },
+    ).catch((e: unknown) => e);
     client.close();
     await new Promise((resolve) => setTimeout(resolve, 300));
 

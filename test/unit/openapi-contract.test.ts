@@ -32,7 +32,18 @@ describe('the response checker the suite relies on', () => {
   });
 
   it('rejects a sync whose nullable key is missing', () => {
-    const sync = { id: 1, status: 'success', connectionId: 1, sourceId: 1, eventType: 'EMAIL_SENT', toEmail: 'a@b.test', platform: 'smartlead', payloadId: 1, error: null, createdAt: '2026-11-01T00:00:00.000Z' };
+    const sync = {
+      id: 1,
+      status: 'success',
+      connectionId: 1,
+      sourceId: 1,
+      eventType: 'EMAIL_SENT',
+      toEmail: 'a@b.test',
+      platform: 'smartlead',
+      payloadId: 1,
+      error: null,
+      createdAt: '2026-11-01T00:00:00.000Z',
+    };
     expect(checkResponse('/api/v1/syncs/1', 'get', 200, headers(), sync)).toEqual([]);
     const { error: _omitted, ...withoutError } = sync;
     expect(checkResponse('/api/v1/syncs/1', 'get', 200, headers(), withoutError)).not.toEqual([]);

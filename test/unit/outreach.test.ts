@@ -4,14 +4,24 @@ import { buildOutreach, parseOutreachQuery, type OutreachGroup, type OutreachQue
 const NOW = new Date('2026-11-22T12:00:00Z');
 const at = (daysAgo: number) => new Date(NOW.getTime() - daysAgo * 86_400_000);
 const group = (eventType: string, platform: string, count: number, firstDaysAgo: number, lastDaysAgo: number): OutreachGroup => ({
-  eventType, platform, count, firstAt: at(firstDaysAgo), lastAt: at(lastDaysAgo),
+  eventType,
+  platform,
+  count,
+  firstAt: at(firstDaysAgo),
+  lastAt: at(lastDaysAgo),
 });
 const QUERY: OutreachQuery = { email: 'jane@acme.io', profileUrls: [], identities: ['jane@acme.io'] };
 
 describe('parseOutreachQuery', () => {
   it('lowercases the email and canonicalises, de-duplicates and expands profile URLs', () => {
-    const parsed = parseOutreachQuery('  Jane.Doe@ACME.io ', ['linkedin.com/in/Jane-Doe/?trk=x, https://www.linkedin.com/in/jane-doe', 'twitter.com/JaneD/status/1']);
-    expect(parsed).toMatchObject({ ok: true, query: { email: 'jane.doe@acme.io', profileUrls: ['https://www.linkedin.com/in/jane-doe', 'https://x.com/janed'] } });
+    const parsed = parseOutreachQuery('  Jane.Doe@ACME.io ', [
+      'linkedin.com/in/Jane-Doe/?trk=x, https://www.linkedin.com/in/jane-doe',
+      'twitter.com/JaneD/status/1',
+    ]);
+    expect(parsed).toMatchObject({
+      ok: true,
+      query: { email: 'jane.doe@acme.io', profileUrls: ['https://www.linkedin.com/in/jane-doe', 'https://x.com/janed'] },
+    });
     if (!parsed.ok) return;
     expect(parsed.query.identities).toContain('jane.doe@acme.io');
     expect(parsed.query.identities).toContain('http://linkedin.com/in/jane-doe/');
@@ -47,8 +57,17 @@ describe('buildOutreach', () => {
       query: { email: 'jane@acme.io', profileUrls: [] },
       found: false,
       summary: {
-        everContacted: false, everEmailed: false, everOpened: false, everCalled: false, everSocialTouched: false,
-        totalEvents: 0, firstTouchAt: null, lastTouchAt: null, daysSinceLastTouch: null, lastEventType: null, lastPlatform: null,
+        everContacted: false,
+        everEmailed: false,
+        everOpened: false,
+        everCalled: false,
+        everSocialTouched: false,
+        totalEvents: 0,
+        firstTouchAt: null,
+        lastTouchAt: null,
+        daysSinceLastTouch: null,
+        lastEventType: null,
+        lastPlatform: null,
       },
       eventTypes: [],
       platforms: [],
@@ -59,17 +78,31 @@ describe('buildOutreach', () => {
   });
 
   it('rolls groups up by event type and platform, and takes the last touch across them', () => {
-    const out = buildOutreach(QUERY, [
-      group('EMAIL_SENT', 'smartlead', 3, 10, 4.5),
-      group('EMAIL_OPEN', 'smartlead', 2, 9, 3.9),
-      group('MESSAGE_SENT', 'heyreach', 1, 8, 8),
-      group('EMAIL_SENT', 'instantly', 1, 20, 20),
-      group('LEAD_CATEGORY_UPDATED', 'smartlead', 1, 1, 1),
-    ], null, NOW);
+    const out = buildOutreach(
+      QUERY,
+      [
+        group('EMAIL_SENT', 'smartlead', 3, 10, 4.5),
+        group('EMAIL_OPEN', 'smartlead', 2, 9, 3.9),
+        group('MESSAGE_SENT', 'heyreach', 1, 8, 8),
+        group('EMAIL_SENT', 'instantly', 1, 20, 20),
+        group('LEAD_CATEGORY_UPDATED', 'smartlead', 1, 1, 1),
+      ],
+      null,
+      NOW,
+    );
     expect(out.found).toBe(true);
     expect(out.summary).toEqual({
-      everContacted: true, everEmailed: true, everOpened: true, everCalled: false, everSocialTouched: true,
-      totalEvents: 8, firstTouchAt: at(20), lastTouchAt: at(3.9), daysSinceLastTouch: 3, lastEventType: 'EMAIL_OPEN', lastPlatform: 'smartlead',
+      everContacted: true,
+      everEmailed: true,
+      everOpened: true,
+      everCalled: false,
+      everSocialTouched: true,
+      totalEvents: 8,
+      firstTouchAt: at(20),
+      lastTouchAt: at(3.9),
+      daysSinceLastTouch: 3,
+      lastEventType: 'EMAIL_OPEN',
+      lastPlatform: 'smartlead',
     });
     expect(out.eventTypes).toEqual([
       { eventType: 'EMAIL_OPEN', count: 2, firstAt: at(9), lastAt: at(3.9) },
@@ -85,8 +118,17 @@ describe('buildOutreach', () => {
   });
 
   it.each([
-    ['EMAIL_OPEN', false], ['EMAIL_LINK_CLICK', false], ['PROFILE_VIEWED', false], ['POST_LIKED', false], ['CONNECTION_REQUEST_ACCEPTED', false],
-    ['EMAIL_SENT', true], ['EMAIL_REPLY', true], ['CALL_COMPLETED', true], ['MESSAGE_SENT', true], ['INMAIL_SENT', true], ['CONNECTION_REQUEST_SENT', true],
+    ['EMAIL_OPEN', false],
+    ['EMAIL_LINK_CLICK', false],
+    ['PROFILE_VIEWED', false],
+    ['POST_LIKED', false],
+    ['CONNECTION_REQUEST_ACCEPTED', false],
+    ['EMAIL_SENT', true],
+    ['EMAIL_REPLY', true],
+    ['CALL_COMPLETED', true],
+    ['MESSAGE_SENT', true],
+    ['INMAIL_SENT', true],
+    ['CONNECTION_REQUEST_SENT', true],
     ['SOMETHING_NEW', false],
   ])('%s alone: everContacted %s (rule 5)', (eventType, contacted) => {
     expect(buildOutreach(QUERY, [group(eventType, 'smartlead', 1, 1, 1)], null, NOW).summary.everContacted).toBe(contacted);
@@ -100,12 +142,17 @@ describe('buildOutreach', () => {
   });
 
   it('reports replies, bounces and unsubscribes, and only the last two as do-not-contact (rule 8)', () => {
-    const out = buildOutreach(QUERY, [
-      group('EMAIL_REPLY', 'smartlead', 1, 6, 6),
-      group('MESSAGE_REPLY_RECEIVED', 'heyreach', 1, 2, 2),
-      group('EMAIL_BOUNCE', 'instantly', 1, 5, 5),
-      group('LEAD_UNSUBSCRIBED', 'lemlist', 1, 4, 4),
-    ], null, NOW);
+    const out = buildOutreach(
+      QUERY,
+      [
+        group('EMAIL_REPLY', 'smartlead', 1, 6, 6),
+        group('MESSAGE_REPLY_RECEIVED', 'heyreach', 1, 2, 2),
+        group('EMAIL_BOUNCE', 'instantly', 1, 5, 5),
+        group('LEAD_UNSUBSCRIBED', 'lemlist', 1, 4, 4),
+      ],
+      null,
+      NOW,
+    );
     expect(out.outcomes).toMatchObject({ replied: true, lastReplyAt: at(2), bounced: true, unsubscribed: true });
     expect(out.doNotContact).toEqual({ value: true, reasons: ['bounced', 'unsubscribed'] });
   });

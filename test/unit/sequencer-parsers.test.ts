@@ -20,7 +20,11 @@ const PARSERS = { smartlead: parseSmartlead, instantly: parseInstantly, heyreach
 
 function sampleFiles(root: string): string[] {
   return PLATFORMS.flatMap((platform) =>
-    existsSync(`${root}${platform}`) ? readdirSync(`${root}${platform}`).filter((f) => f.endsWith('.json')).map((f) => `${platform}/${f}`) : [],
+    existsSync(`${root}${platform}`)
+      ? readdirSync(`${root}${platform}`)
+          .filter((f) => f.endsWith('.json'))
+          .map((f) => `${platform}/${f}`)
+      : [],
   );
 }
 
@@ -35,7 +39,12 @@ function parsed(result: ParseResult): InboundEvent {
 
 // Factories: a minimal valid body per platform, with overrides.
 const smartlead = (over: Record<string, unknown> = {}) => ({ event_type: 'EMAIL_SENT', to_email: 'lead@acme.test', from_email: 'rep@northwind.test', ...over });
-const instantly = (over: Record<string, unknown> = {}) => ({ event_type: 'email_sent', lead_email: 'lead@acme.test', timestamp: '2026-01-02T03:04:05.000Z', ...over });
+const instantly = (over: Record<string, unknown> = {}) => ({
+  event_type: 'email_sent',
+  lead_email: 'lead@acme.test',
+  timestamp: '2026-01-02T03:04:05.000Z',
+  ...over,
+});
 const heyreach = (over: Record<string, unknown> = {}) => ({ event_type: 'message_sent', lead: { profile_url: 'https://www.linkedin.com/in/lead' }, ...over });
 const lemlist = (over: Record<string, unknown> = {}) => ({ type: 'emailsSent', leadEmail: 'lead@acme.test', ...over });
 const FACTORIES = { smartlead, instantly, heyreach, lemlist };
@@ -106,7 +115,14 @@ const EXPECTED: Record<string, InboundEvent> = {
     platform: 'smartlead',
     eventType: 'LEAD_CATEGORY_UPDATED',
     rawEventType: 'LEAD_CATEGORY_UPDATED',
-    contact: { email: 'jane@acme.test', profileUrl: 'https://www.linkedin.com/in/janedoe', firstName: 'Jane', lastName: 'Doe', company: 'Acme', companyDomain: 'acme.test' },
+    contact: {
+      email: 'jane@acme.test',
+      profileUrl: 'https://www.linkedin.com/in/janedoe',
+      firstName: 'Jane',
+      lastName: 'Doe',
+      company: 'Acme',
+      companyDomain: 'acme.test',
+    },
     identity: 'jane@acme.test',
     campaign: { id: '9181', name: 'Q1 Outreach' },
     message: { subject: null, text: null, direction: null },
@@ -158,7 +174,14 @@ const EXPECTED: Record<string, InboundEvent> = {
     platform: 'heyreach',
     eventType: 'MESSAGE_REPLY_RECEIVED',
     rawEventType: 'every_message_reply_received',
-    contact: { email: 'john@testco.test', profileUrl: 'https://www.linkedin.com/in/johndoe', firstName: 'John', lastName: 'Doe', company: 'Test Company', companyDomain: null },
+    contact: {
+      email: 'john@testco.test',
+      profileUrl: 'https://www.linkedin.com/in/johndoe',
+      firstName: 'John',
+      lastName: 'Doe',
+      company: 'Test Company',
+      companyDomain: null,
+    },
     identity: 'john@testco.test',
     campaign: { id: '123', name: 'Test Campaign' },
     message: { subject: null, text: 'Hi there', direction: 'inbound' },
@@ -409,15 +432,38 @@ describe('contact identity', () => {
     ['lemlist', { linkedinUrl: 'http://www.linkedin.com/in/jane-doe' }, 'https://www.linkedin.com/in/jane-doe'],
     ['heyreach', { lead: { linkedin_url: 'https://linkedin.com/in/jane-doe' } }, 'https://www.linkedin.com/in/jane-doe'],
   ] as const)('%s reads the profile URL from %j', (platform, extra, profileUrl) => {
-    const body: Record<string, unknown> = { ...FACTORIES[platform](), to_email: undefined, lead_email: undefined, leadEmail: undefined, lead: undefined, ...extra };
+    const body: Record<string, unknown> = {
+      ...FACTORIES[platform](),
+      to_email: undefined,
+      lead_email: undefined,
+      leadEmail: undefined,
+      lead: undefined,
+      ...extra,
+    };
     expect(parsed(PARSERS[platform](body)).identity).toBe(profileUrl);
   });
 
   it.each([
-    ['smartlead', { event_type: 'EMAIL_OPEN', to_email: 'nobody' }, 'smartlead EMAIL_OPEN: no contact identity: no valid email in sl_lead_email, to_email, lead_email, to, lead_data.email, lead.email, leadCorrespondence.targetLeadEmail and no profile URL in lead_data.linkedin_profile, lead.linkedin_profile (to_email "nobody" is neither)'],
-    ['instantly', { event_type: 'campaign_completed', campaign_id: 'c1' }, 'instantly campaign_completed: no contact identity: no valid email in lead_email, email and no profile URL in linkedin_url, linkedinUrl, linkedIn'],
-    ['heyreach', { event_type: 'message_sent', lead: { profile_url: 'https://acme.test/about' } }, 'heyreach message_sent: no contact identity: no valid email in lead.email_address, lead.email, lead.enriched_email and no profile URL in lead.profile_url, lead.linkedin_url (lead.profile_url "https://acme.test/about" is neither)'],
-    ['lemlist', { type: 'emailsSent', leadEmail: 42 }, 'lemlist emailsSent: no contact identity: no valid email in leadEmail, email and no profile URL in leadLinkedinUrl, linkedinUrl'],
+    [
+      'smartlead',
+      { event_type: 'EMAIL_OPEN', to_email: 'nobody' },
+      'smartlead EMAIL_OPEN: no contact identity: no valid email in sl_lead_email, to_email, lead_email, to, lead_data.email, lead.email, leadCorrespondence.targetLeadEmail and no profile URL in lead_data.linkedin_profile, lead.linkedin_profile (to_email "nobody" is neither)',
+    ],
+    [
+      'instantly',
+      { event_type: 'campaign_completed', campaign_id: 'c1' },
+      'instantly campaign_completed: no contact identity: no valid email in lead_email, email and no profile URL in linkedin_url, linkedinUrl, linkedIn',
+    ],
+    [
+      'heyreach',
+      { event_type: 'message_sent', lead: { profile_url: 'https://acme.test/about' } },
+      'heyreach message_sent: no contact identity: no valid email in lead.email_address, lead.email, lead.enriched_email and no profile URL in lead.profile_url, lead.linkedin_url (lead.profile_url "https://acme.test/about" is neither)',
+    ],
+    [
+      'lemlist',
+      { type: 'emailsSent', leadEmail: 42 },
+      'lemlist emailsSent: no contact identity: no valid email in leadEmail, email and no profile URL in leadLinkedinUrl, linkedinUrl',
+    ],
   ] as const)('%s without a usable identity is refused, naming the fields looked at', (platform, body, reason) => {
     expect(PARSERS[platform](body)).toEqual({ ok: false, reason });
   });
@@ -425,7 +471,10 @@ describe('contact identity', () => {
   it('builds names from first/last fields, else from the full name', () => {
     expect(parsed(parseSmartlead(smartlead({ to_name: 'Jane van der Berg' }))).contact).toMatchObject({ firstName: 'Jane', lastName: 'van der Berg' });
     expect(parsed(parseSmartlead(smartlead({ to_name: 'Cher' }))).contact).toMatchObject({ firstName: 'Cher', lastName: null });
-    expect(parsed(parseHeyReach(heyreach({ lead: { profile_url: 'linkedin.com/in/x', first_name: 'Ana', full_name: 'Ana Lima' } }))).contact).toMatchObject({ firstName: 'Ana', lastName: null });
+    expect(parsed(parseHeyReach(heyreach({ lead: { profile_url: 'linkedin.com/in/x', first_name: 'Ana', full_name: 'Ana Lima' } }))).contact).toMatchObject({
+      firstName: 'Ana',
+      lastName: null,
+    });
   });
 });
 
@@ -460,7 +509,13 @@ describe('deprecated field names', () => {
   it('Smartlead reply without reply_message: time_replied, reply_body, preview_text, message_id', () => {
     const event = parsed(
       parseSmartlead(
-        smartlead({ event_type: 'EMAIL_REPLY', time_replied: '2025-03-28T09:35:01+00:00', message_id: '<c@acme.test>', reply_body: '<div>Works for me<br>Jane</div>', preview_text: 'Works for me' }),
+        smartlead({
+          event_type: 'EMAIL_REPLY',
+          time_replied: '2025-03-28T09:35:01+00:00',
+          message_id: '<c@acme.test>',
+          reply_body: '<div>Works for me<br>Jane</div>',
+          preview_text: 'Works for me',
+        }),
       ),
     );
     expect(event.message).toEqual({ subject: null, text: 'Works for me\nJane', direction: 'inbound' });
@@ -502,7 +557,9 @@ describe('deprecated field names', () => {
   });
 
   it('a cleared Smartlead category is an update without a category signal', () => {
-    const event = parsed(parseSmartlead(smartlead({ event_type: 'LEAD_CATEGORY_UPDATED', lead_category: { old_id: 1, old_name: 'Interested', new_id: null, new_name: null } })));
+    const event = parsed(
+      parseSmartlead(smartlead({ event_type: 'LEAD_CATEGORY_UPDATED', lead_category: { old_id: 1, old_name: 'Interested', new_id: null, new_name: null } })),
+    );
     expect(event).toMatchObject({ eventType: 'LEAD_CATEGORY_UPDATED', leadCategory: null });
   });
 });
@@ -510,13 +567,22 @@ describe('deprecated field names', () => {
 describe('platform specifics', () => {
   it('Instantly auto replies are EMAIL_AUTO_REPLY with the inbound message', () => {
     const event = parsed(parseInstantly(instantly({ event_type: 'auto_reply_received', reply_subject: 'Out of office', reply_html: '<p>Back on Monday</p>' })));
-    expect(event).toMatchObject({ eventType: 'EMAIL_AUTO_REPLY', message: { subject: 'Out of office', text: 'Back on Monday', direction: 'inbound' }, leadCategory: null });
+    expect(event).toMatchObject({
+      eventType: 'EMAIL_AUTO_REPLY',
+      message: { subject: 'Out of office', text: 'Back on Monday', direction: 'inbound' },
+      leadCategory: null,
+    });
     expect(EVENT_TYPES.EMAIL_AUTO_REPLY).toMatchObject({ reply: false, contact: false, channel: 'email' });
   });
 
   it('Instantly custom labels keep their name as-is', () => {
     const event = parsed(parseInstantly(instantly({ event_type: '  VIP – call back ' })));
-    expect(event).toMatchObject({ eventType: 'LEAD_CATEGORY_UPDATED', rawEventType: 'VIP – call back', leadCategory: { id: null, name: 'VIP – call back' }, message: { direction: null } });
+    expect(event).toMatchObject({
+      eventType: 'LEAD_CATEGORY_UPDATED',
+      rawEventType: 'VIP – call back',
+      leadCategory: { id: null, name: 'VIP – call back' },
+      message: { direction: null },
+    });
   });
 
   it.each([
@@ -551,7 +617,15 @@ describe('platform specifics', () => {
   });
 
   it('lemlist LinkedIn activities identify by profile and carry the message', () => {
-    const event = parsed(parseLemlist({ type: 'linkedinReplied', linkedinUrl: 'https://www.linkedin.com/in/john-doe/', text: 'Sure, happy to chat', createdAt: '2026-03-25T20:55:49.877Z', sendUserEmail: 'Jai@Northwind.test' }));
+    const event = parsed(
+      parseLemlist({
+        type: 'linkedinReplied',
+        linkedinUrl: 'https://www.linkedin.com/in/john-doe/',
+        text: 'Sure, happy to chat',
+        createdAt: '2026-03-25T20:55:49.877Z',
+        sendUserEmail: 'Jai@Northwind.test',
+      }),
+    );
     expect(event).toMatchObject({
       eventType: 'MESSAGE_REPLY_RECEIVED',
       identity: 'https://www.linkedin.com/in/john-doe',
@@ -621,11 +695,24 @@ describe('unparseable payloads', () => {
 describe('tolerance', () => {
   it('ignores wrong types in optional fields instead of failing', () => {
     // Setup
-    const body = { ...readSample('smartlead/EMAIL_REPLY.json'), campaign_id: { nested: true }, campaign_name: ['x'], sent_message: 'nope', reply_message: 7, to_name: false, sequence_number: null };
+    const body = {
+      ...readSample('smartlead/EMAIL_REPLY.json'),
+      campaign_id: { nested: true },
+      campaign_name: ['x'],
+      sent_message: 'nope',
+      reply_message: 7,
+      to_name: false,
+      sequence_number: null,
+    };
     // Action
     const event = parsed(parseSmartlead(body));
     // Assertions
-    expect(event).toMatchObject({ identity: 'jane@acme.test', campaign: { id: null, name: null }, contact: { firstName: null, lastName: null }, message: { text: 'Sounds good, send times' } });
+    expect(event).toMatchObject({
+      identity: 'jane@acme.test',
+      campaign: { id: null, name: null },
+      contact: { firstName: null, lastName: null },
+      message: { text: 'Sounds good, send times' },
+    });
     expect(event.sequencerIds.step).toBeUndefined();
   });
 
@@ -657,7 +744,11 @@ describe('tolerance', () => {
   });
 
   it('turns email HTML into text', () => {
-    expect(htmlToText('<html><head><title>t</title><style>p{color:red}</style></head><body><p>Hi &lt;Jane&gt;,</p><p>See&#32;you &#x1F44B;</p><script>alert(1)</script></body></html>')).toBe('Hi <Jane>,\nSee you 👋');
+    expect(
+      htmlToText(
+        '<html><head><title>t</title><style>p{color:red}</style></head><body><p>Hi &lt;Jane&gt;,</p><p>See&#32;you &#x1F44B;</p><script>alert(1)</script></body></html>',
+      ),
+    ).toBe('Hi <Jane>,\nSee you 👋');
     expect(htmlToText('<style>unclosed')).toBeNull();
     expect(htmlToText('a &bogus; b &#0; c')).toBe('a &bogus; b &#0; c');
   });
@@ -689,7 +780,9 @@ describe('robustness', () => {
 
   it.each(PLATFORMS)('%s survives random mutations (seeded)', (platform) => {
     const random = mulberry32(platform.length * 7919);
-    const bases = Object.keys(EXPECTED).filter((n) => n.startsWith(`${platform}/`)).map(readSample);
+    const bases = Object.keys(EXPECTED)
+      .filter((n) => n.startsWith(`${platform}/`))
+      .map(readSample);
     for (let i = 0; i < 300; i++) {
       let body: unknown = structuredClone(bases[Math.floor(random() * bases.length)]!);
       for (let m = 0; m < 1 + Math.floor(random() * 6); m++) body = mutate(body, random);
@@ -752,4 +845,3 @@ function mutate(body: unknown, random: () => number): unknown {
   const choices: unknown[] = [null, random() * 1e12, 'ZZ', [], {}, true, '\u0000', 'a@b', 'linkedin.com/in/x', -0, '2025-13-45'];
   return replaceAt(body, path, choices[Math.floor(random() * choices.length)]);
 }
-

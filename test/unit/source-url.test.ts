@@ -6,10 +6,26 @@ const INGRESS = 'https://in.example.com';
 describe('sourceUrl', () => {
   it.each([
     ['a source with an ingress code', { ingressCode: 'demoSmartleadAcme01', legacyId1: null, legacyId2: null }, `${INGRESS}/webhooks/demoSmartleadAcme01`],
-    ['a legacy source', { ingressCode: 'generatedCode0001', legacyId1: 'demoLegacyAcme', legacyId2: 'heyreach01' }, `${INGRESS}/webhooks/demoLegacyAcme/heyreach01`],
-    ['a source with only the first legacy id', { ingressCode: 'generatedCode0001', legacyId1: 'demoLegacyAcme', legacyId2: null }, `${INGRESS}/webhooks/generatedCode0001`],
-    ['a source with only the second legacy id', { ingressCode: 'generatedCode0001', legacyId1: null, legacyId2: 'heyreach01' }, `${INGRESS}/webhooks/generatedCode0001`],
-    ['an ingress code with characters that need escaping', { ingressCode: 'a/b?c#d e', legacyId1: null, legacyId2: null }, `${INGRESS}/webhooks/a%2Fb%3Fc%23d%20e`],
+    [
+      'a legacy source',
+      { ingressCode: 'generatedCode0001', legacyId1: 'demoLegacyAcme', legacyId2: 'heyreach01' },
+      `${INGRESS}/webhooks/demoLegacyAcme/heyreach01`,
+    ],
+    [
+      'a source with only the first legacy id',
+      { ingressCode: 'generatedCode0001', legacyId1: 'demoLegacyAcme', legacyId2: null },
+      `${INGRESS}/webhooks/generatedCode0001`,
+    ],
+    [
+      'a source with only the second legacy id',
+      { ingressCode: 'generatedCode0001', legacyId1: null, legacyId2: 'heyreach01' },
+      `${INGRESS}/webhooks/generatedCode0001`,
+    ],
+    [
+      'an ingress code with characters that need escaping',
+      { ingressCode: 'a/b?c#d e', legacyId1: null, legacyId2: null },
+      `${INGRESS}/webhooks/a%2Fb%3Fc%23d%20e`,
+    ],
     ['legacy ids with characters that need escaping', { ingressCode: 'code0001', legacyId1: 'x/y', legacyId2: 'p q' }, `${INGRESS}/webhooks/x%2Fy/p%20q`],
   ])('builds the paste URL of %s', (_case, source, expected) => {
     expect(sourceUrl(INGRESS, source)).toBe(expected);
@@ -36,10 +52,7 @@ describe('maskIngressCode', () => {
     expect(maskIngressCode(url)).toBe(expected);
   });
 
-  it.each(['/health', '/health/ready', '/graphql?query=x', '/api/v1/sources/12', '/webhooks', '/api/webhooks/abc', '/'])(
-    'leaves %s unchanged',
-    (url) => {
-      expect(maskIngressCode(url)).toBe(url);
-    },
-  );
+  it.each(['/health', '/health/ready', '/graphql?query=x', '/api/v1/sources/12', '/webhooks', '/api/webhooks/abc', '/'])('leaves %s unchanged', (url) => {
+    expect(maskIngressCode(url)).toBe(url);
+  });
 });

@@ -30,12 +30,20 @@ describe('checkWindow', () => {
 
   it('reports order and span problems', () => {
     expect(checkWindow('2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z')).toEqual({ ok: false, problems: ['from must not be after to'] });
-    expect(checkWindow('2026-01-01T00:00:00Z', '2026-02-01T00:00:00.001Z')).toEqual({ ok: false, problems: ['The from/to window must not span more than 31 days'] });
+    expect(checkWindow('2026-01-01T00:00:00Z', '2026-02-01T00:00:00.001Z')).toEqual({
+      ok: false,
+      problems: ['The from/to window must not span more than 31 days'],
+    });
   });
 });
 
 describe('checkLimit', () => {
-  it.each([[undefined, 100], ['1', 1], ['500', 500], [250, 250]])('accepts %s', (limit, value) => {
+  it.each([
+    [undefined, 100],
+    ['1', 1],
+    ['500', 500],
+    [250, 250],
+  ])('accepts %s', (limit, value) => {
     expect(checkLimit(limit)).toEqual({ ok: true, value });
   });
   it.each(['0', '501', 'abc', '-1', '1.5'])('rejects %s', (limit) => {

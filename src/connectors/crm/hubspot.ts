@@ -28,19 +28,18 @@ import {
  */
 
 /** Decrypted connection credentials. `clientId`/`clientSecret` are needed to refresh OAuth tokens. */
-export const hubspotCredentials = z
-  .looseObject({
-    accessToken: z.string().min(1),
-    refreshToken: z.string().min(1).optional(),
-    clientId: z.string().min(1).optional(),
-    clientSecret: z.string().min(1).optional(),
-    /** ISO time the access token expires (OAuth tokens live 30 minutes; private-app tokens never expire). */
-    expiresAt: z.string().optional(),
-  });
+export const hubspotCredentials = z.looseObject({
+  accessToken: z.string().min(1),
+  refreshToken: z.string().min(1).optional(),
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  /** ISO time the access token expires (OAuth tokens live 30 minutes; private-app tokens never expire). */
+  expiresAt: z.string().optional(),
+});
 export type HubspotCredentials = z.infer<typeof hubspotCredentials>;
 
 /** What each step created, in syncs.crm_state. */
-export interface HubspotState {
+interface HubspotState {
   [key: string]: unknown;
   contactId?: string;
   contactCreated?: boolean;
@@ -316,7 +315,12 @@ async function assignOwner(api: HubspotSession, contactId: string, senderEmail: 
     return null;
   }
   const contact = asRecord(
-    await api.json('owner', { method: 'GET', path: `/crm/v3/objects/contacts/${encodeURIComponent(contactId)}`, query: { properties: 'hubspot_owner_id' }, idempotent: true }),
+    await api.json('owner', {
+      method: 'GET',
+      path: `/crm/v3/objects/contacts/${encodeURIComponent(contactId)}`,
+      query: { properties: 'hubspot_owner_id' },
+      idempotent: true,
+    }),
   );
   const currentOwner = asRecord(contact.properties).hubspot_owner_id;
   if (typeof currentOwner === 'string' && currentOwner !== '') return currentOwner;
@@ -353,7 +357,12 @@ async function findEngagement(api: HubspotSession, type: EngagementType, contact
   ]);
 }
 
-async function searchOne(api: HubspotSession, step: string, type: string, filters: Array<{ propertyName: string; operator: 'EQ'; value: string }>): Promise<string | undefined> {
+async function searchOne(
+  api: HubspotSession,
+  step: string,
+  type: string,
+  filters: Array<{ propertyName: string; operator: 'EQ'; value: string }>,
+): Promise<string | undefined> {
   const body = asRecord(
     await api.json(step, {
       method: 'POST',
@@ -506,7 +515,9 @@ class HubspotSession extends CrmSession {
     if (!answer.ok) {
       const error = this.errorFor('token refresh', answer.response, answer.retryAfterMs);
       // A refused refresh token needs the customer to reconnect, whatever the status says.
-      throw error.kind === 'rejected' ? new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: answer.response.status, payload: error.payload }) : error;
+      throw error.kind === 'rejected'
+        ? new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: answer.response.status, payload: error.payload })
+        : error;
     }
     const body = asRecord(answer.response.json());
     if (typeof body.access_token !== 'string') throw new CrmError('unavailable', 'HubSpot token refresh answered without an access token');

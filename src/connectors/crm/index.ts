@@ -4,7 +4,7 @@ import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredenti
 import { CrmError, type CrmConnector } from './types.js';
 
 export { CrmError } from './types.js';
-export type { CrmConnector, CrmErrorKind, CrmEvent, CrmOutcome, CrmRun, CrmState, CrmWarning, SourceOptions } from './types.js';
+export type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmState, SourceOptions } from './types.js';
 
 /** What the connectors take from the service configuration (src/config.ts), plus test knobs. */
 export interface CrmConfig {

@@ -45,7 +45,7 @@ export interface SalesforceOptions {
 export const DEFAULT_SALESFORCE_API_VERSION = 'v62.0';
 
 /** What each step created, in syncs.crm_state. */
-export interface SalesforceState {
+interface SalesforceState {
   [key: string]: unknown;
   whoId?: string;
   whoType?: 'Contact' | 'Lead';
@@ -140,7 +140,8 @@ async function writeEvent(api: SalesforceSession, run: CrmRun, deps: ConnectorDe
   }
 
   // The company is the Lead's own (required) Company field; Accounts come from lead conversion.
-  if (options.createOrUpdateCompany && state.whoType === 'Contact' && state.recordCreated) result.companySkipped = 'Salesforce Contacts take their company from an Account, which this connector does not create';
+  if (options.createOrUpdateCompany && state.whoType === 'Contact' && state.recordCreated)
+    result.companySkipped = 'Salesforce Contacts take their company from an Account, which this connector does not create';
 
   if (warnings.length > 0) result.warnings = warnings;
   return { status: warnings.length > 0 ? 'warning' : 'success', result };
@@ -161,19 +162,28 @@ async function findPerson(api: SalesforceSession, event: CrmEvent): Promise<Pers
     const email = soqlString(event.email.trim().toLowerCase());
     const contact = await api.queryFirstId('contact', `SELECT Id, OwnerId FROM Contact WHERE Email = ${email} ORDER BY CreatedDate ASC LIMIT 1`);
     if (contact) return { id: contact, type: 'Contact' };
-    const lead = await api.queryFirstId('contact', `SELECT Id, OwnerId FROM Lead WHERE Email = ${email} AND IsConverted = false ORDER BY CreatedDate ASC LIMIT 1`);
+    const lead = await api.queryFirstId(
+      'contact',
+      `SELECT Id, OwnerId FROM Lead WHERE Email = ${email} AND IsConverted = false ORDER BY CreatedDate ASC LIMIT 1`,
+    );
     return lead ? { id: lead, type: 'Lead' } : undefined;
   }
   const profile = socialProfile(event);
   const variants = profileUrlVariants(profile).map(soqlString).join(', ');
-  const lead = await api.queryFirstId('contact', `SELECT Id, OwnerId FROM Lead WHERE Website IN (${variants}) AND IsConverted = false ORDER BY CreatedDate ASC LIMIT 1`);
+  const lead = await api.queryFirstId(
+    'contact',
+    `SELECT Id, OwnerId FROM Lead WHERE Website IN (${variants}) AND IsConverted = false ORDER BY CreatedDate ASC LIMIT 1`,
+  );
   return lead ? { id: lead, type: 'Lead' } : undefined;
 }
 
 async function createPerson(api: SalesforceSession, event: CrmEvent, crmObjectType: string | null): Promise<Person> {
   const requested = (crmObjectType ?? 'Lead').trim().toLowerCase();
   if (requested !== 'lead' && requested !== 'contact') {
-    throw new CrmError('rejected', `Salesforce contact failed: crmObjectType "${crmObjectType}" is not supported (Lead or Contact: a Task's WhoId names one of them)`);
+    throw new CrmError(
+      'rejected',
+      `Salesforce contact failed: crmObjectType "${crmObjectType}" is not supported (Lead or Contact: a Task's WhoId names one of them)`,
+    );
   }
   // A social-only person is always a Lead: only a Lead has a standard field (Website) to find them by again.
   const type = event.email ? (requested === 'contact' ? 'Contact' : 'Lead') : 'Lead';
@@ -194,7 +204,10 @@ async function findUser(api: SalesforceSession, email: string): Promise<string |
 /** A Task of this sync that an attempt whose answer was lost may have created. */
 async function findTask(api: SalesforceSession, step: string, whoId: string, subject: string, since: string): Promise<string | undefined> {
   const sinceLiteral = new Date(since).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return api.queryFirstId(step, `SELECT Id FROM Task WHERE WhoId = ${soqlString(whoId)} AND Subject = ${soqlString(subject)} AND CreatedDate >= ${sinceLiteral} LIMIT 1`);
+  return api.queryFirstId(
+    step,
+    `SELECT Id FROM Task WHERE WhoId = ${soqlString(whoId)} AND Subject = ${soqlString(subject)} AND CreatedDate >= ${sinceLiteral} LIMIT 1`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +264,7 @@ function isoDate(date: Date): string {
 }
 
 /** A SOQL string literal: backslash and quote escaped, and the other escapes SOQL defines. */
-export function soqlString(value: string): string {
+function soqlString(value: string): string {
   const escaped = value.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
   return `'${escaped}'`;
 }
@@ -313,7 +326,8 @@ class SalesforceSession extends CrmSession {
 
   protected override errorFor(step: string, response: HttpResponse, retryAfterMs: number | undefined): CrmError {
     // The org's rolling 24-hour allowance is spent: later, not never.
-    if (response.status === 403 && errorCodes(response.json()).includes('REQUEST_LIMIT_EXCEEDED')) return this.error('rate_limited', step, response, retryAfterMs);
+    if (response.status === 403 && errorCodes(response.json()).includes('REQUEST_LIMIT_EXCEEDED'))
+      return this.error('rate_limited', step, response, retryAfterMs);
     return super.errorFor(step, response, retryAfterMs);
   }
 
@@ -330,7 +344,9 @@ class SalesforceSession extends CrmSession {
     if (!answer.ok) {
       const error = this.errorFor('token refresh', answer.response, answer.retryAfterMs);
       // invalid_grant: the refresh token was revoked, expired or rotated away: the customer reconnects.
-      throw error.kind === 'rejected' ? new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: answer.response.status, payload: error.payload }) : error;
+      throw error.kind === 'rejected'
+        ? new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: answer.response.status, payload: error.payload })
+        : error;
     }
     const body = asRecord(answer.response.json());
     const instanceUrl = typeof body.instance_url === 'string' ? body.instance_url : c.instanceUrl;

@@ -167,7 +167,8 @@ export abstract class CrmSession {
       if (response.ok) return response.response;
       if (this.isExpired(response.response) && !this.refreshed) {
         this.refreshed = true;
-        if (!this.canRefresh()) throw this.error('auth', step, response.response, undefined, 'the access token expired and the connection has no refresh token: reconnect');
+        if (!this.canRefresh())
+          throw this.error('auth', step, response.response, undefined, 'the access token expired and the connection has no refresh token: reconnect');
         await this.refresh(step);
         continue;
       }
@@ -179,7 +180,11 @@ export abstract class CrmSession {
   protected async sendRaw(step: string, options: SendOptions): Promise<{ ok: boolean; response: HttpResponse; retryAfterMs?: number }> {
     const { idempotent, ...request } = options;
     try {
-      const result = await requestWithRetry(this.deps.http, { timeoutMs: this.deps.timeoutMs, ...request }, { policy: this.deps.retry, budget: this.budget, idempotent });
+      const result = await requestWithRetry(
+        this.deps.http,
+        { timeoutMs: this.deps.timeoutMs, ...request },
+        { policy: this.deps.retry, budget: this.budget, idempotent },
+      );
       const ok = result.response.status >= 200 && result.response.status < 300;
       return result.retryAfterMs === undefined ? { ok, response: result.response } : { ok, response: result.response, retryAfterMs: result.retryAfterMs };
     } catch (error) {
@@ -227,7 +232,13 @@ export abstract class CrmSession {
  * Renews through the job layer ({@link CrmRun.renewCredentials}), and checks what it hands back: the
  * credentials another run stored must pass the connector's schema like the ones it started with.
  */
-export async function renewCredentials<C extends { accessToken: string }>(run: CrmRun, schema: z.ZodType<C>, crmName: string, used: C, exchange: () => Promise<C>): Promise<C> {
+export async function renewCredentials<C extends { accessToken: string }>(
+  run: CrmRun,
+  schema: z.ZodType<C>,
+  crmName: string,
+  used: C,
+  exchange: () => Promise<C>,
+): Promise<C> {
   const stored = schema.safeParse(await run.renewCredentials(used, exchange));
   if (!stored.success) throw new CrmError('auth', `The stored ${crmName} credentials cannot be read: reconnect the CRM`);
   return stored.data;
@@ -288,11 +299,40 @@ export function truncate(text: string, max: number): string {
 }
 
 /** Providers whose domain says nothing about a person's company. */
-const FREEMAIL = new Set(['gmail.com', 'googlemail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'live.com', 'msn.com', 'icloud.com', 'me.com', 'mac.com', 'aol.com', 'proton.me', 'protonmail.com', 'gmx.com', 'gmx.de', 'gmx.net', 'web.de', 'yandex.com', 'yandex.ru', 'mail.ru', 'qq.com', '163.com', 'zoho.com']);
+const FREEMAIL = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'yahoo.com',
+  'hotmail.com',
+  'outlook.com',
+  'live.com',
+  'msn.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'gmx.com',
+  'gmx.de',
+  'gmx.net',
+  'web.de',
+  'yandex.com',
+  'yandex.ru',
+  'mail.ru',
+  'qq.com',
+  '163.com',
+  'zoho.com',
+]);
 
 /** The event's company domain, or its email's domain unless that is a free mail provider. */
 export function companyDomainOf(event: CrmEvent): string | null {
-  const explicit = event.companyDomain?.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/\/.*$/, '');
+  const explicit = event.companyDomain
+    ?.trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .replace(/^www\./, '')
+    .replace(/\/.*$/, '');
   if (explicit) return explicit;
   const domain = event.email?.split('@')[1]?.trim().toLowerCase();
   return domain && !FREEMAIL.has(domain) ? domain : null;

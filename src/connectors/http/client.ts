@@ -259,7 +259,12 @@ export async function requestWithRetry(client: HttpClient, request: HttpRequest,
     try {
       response = await client.request(request);
     } catch (error) {
-      const safe = error instanceof OutboundError && error.code !== 'blocked' && error.code !== 'invalid_url' && error.code !== 'aborted' && (!error.maybeSent || options.idempotent);
+      const safe =
+        error instanceof OutboundError &&
+        error.code !== 'blocked' &&
+        error.code !== 'invalid_url' &&
+        error.code !== 'aborted' &&
+        (!error.maybeSent || options.idempotent);
       const wait = Math.round(backoff / 2 + Math.random() * (backoff / 2));
       if (!safe || attempt >= options.policy.attempts || wait > options.budget.remainingMs) throw error;
       options.budget.remainingMs -= wait;

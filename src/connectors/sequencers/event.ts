@@ -11,7 +11,14 @@ export interface InboundEvent {
   /** Canonical type from src/domain/event-types.ts; an unmapped platform event becomes `UNKNOWN` and `rawEventType` keeps it. */
   eventType: string;
   rawEventType: string;
-  contact: { email: string | null; profileUrl: string | null; firstName: string | null; lastName: string | null; company: string | null; companyDomain: string | null };
+  contact: {
+    email: string | null;
+    profileUrl: string | null;
+    firstName: string | null;
+    lastName: string | null;
+    company: string | null;
+    companyDomain: string | null;
+  };
   /** email ?? profileUrl: what the sync row's to_email stores. */
   identity: string;
   campaign: { id: string | null; name: string | null };
@@ -100,7 +107,7 @@ export function normalizeEmail(value: string | undefined): string | null {
 }
 
 /** The canonical profile URL (src/domain/profile-url.ts), or null when it is not a person's profile. */
-export function normalizeProfile(value: string | undefined): string | null {
+function normalizeProfile(value: string | undefined): string | null {
   if (value === undefined) return null;
   const parsed = normalizeProfileUrl(value);
   return parsed.ok ? parsed.profile.canonical : null;
@@ -152,14 +159,18 @@ export function firstTime(...candidates: unknown[]): Date | null {
 }
 
 /** "Jane van Doe" → first "Jane", last "van Doe"; a single word is a first name. */
-export function splitName(full: string | undefined): { firstName: string | null; lastName: string | null } {
+function splitName(full: string | undefined): { firstName: string | null; lastName: string | null } {
   if (full === undefined) return { firstName: null, lastName: null };
   const [first, ...rest] = full.split(/\s+/);
   return { firstName: first || null, lastName: rest.length ? rest.join(' ') : null };
 }
 
 /** A contact's name: the explicit first/last fields when either is present, else the split full name. */
-export function personName(first: string | undefined, last: string | undefined, full: string | undefined): { firstName: string | null; lastName: string | null } {
+export function personName(
+  first: string | undefined,
+  last: string | undefined,
+  full: string | undefined,
+): { firstName: string | null; lastName: string | null } {
   if (first !== undefined || last !== undefined) return { firstName: first ?? null, lastName: last ?? null };
   return splitName(full);
 }
@@ -176,8 +187,14 @@ export function htmlToText(html: string | undefined): string | null {
     .replace(/<\/(p|div|li|tr|h[1-6]|blockquote)\s*>/gi, '\n')
     .replace(/<[^>]*>/g, '')
     .replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,6});/gi, decodeEntity);
-  const lines = plain.replace(/\r\n?/g, '\n').split('\n').map((line) => line.replace(/[ \t\u00a0]+/g, ' ').trim());
-  const joined = lines.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  const lines = plain
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((line) => line.replace(/[ \t\u00a0]+/g, ' ').trim());
+  const joined = lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
   return joined === '' ? null : joined;
 }
 

@@ -3,7 +3,25 @@
  * Leads often have no email: the identity is then the canonical `lead.profile_url`.
  */
 import { z } from 'zod';
-import { UNKNOWN_EVENT_TYPE, directionOf, failure, firstTime, flag, guarded, id, identify, ids, list, lookup, nested, normalizeDomain, parseTime, personName, text, type SequencerParser } from './event.js';
+import {
+  UNKNOWN_EVENT_TYPE,
+  directionOf,
+  failure,
+  firstTime,
+  flag,
+  guarded,
+  id,
+  identify,
+  ids,
+  list,
+  lookup,
+  nested,
+  normalizeDomain,
+  parseTime,
+  personName,
+  text,
+  type SequencerParser,
+} from './event.js';
 
 /** HeyReach event (lower-cased) → canonical type. */
 export const HEYREACH_EVENTS: Readonly<Record<string, string>> = {

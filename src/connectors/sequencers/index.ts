@@ -9,8 +9,7 @@ import { parseInstantly } from './instantly.js';
 import { parseLemlist } from './lemlist.js';
 import { parseSmartlead } from './smartlead.js';
 
-export type { InboundEvent, ParseResult, SequencerParser } from './event.js';
-export { parseHeyReach, parseInstantly, parseLemlist, parseSmartlead };
+export type { ParseResult, SequencerParser } from './event.js';
 
 const PARSERS: Readonly<Record<string, SequencerParser>> = {
   smartlead: parseSmartlead,

@@ -4,7 +4,23 @@
  * `event_type`) are lead category updates.
  */
 import { z } from 'zod';
-import { UNKNOWN_EVENT_TYPE, directionOf, failure, firstTime, guarded, htmlToText, id, identify, ids, lookup, normalizeDomain, normalizeEmail, personName, text, type SequencerParser } from './event.js';
+import {
+  UNKNOWN_EVENT_TYPE,
+  directionOf,
+  failure,
+  firstTime,
+  guarded,
+  htmlToText,
+  id,
+  identify,
+  ids,
+  lookup,
+  normalizeDomain,
+  normalizeEmail,
+  personName,
+  text,
+  type SequencerParser,
+} from './event.js';
 
 /** Instantly event → canonical type. */
 export const INSTANTLY_EVENTS: Readonly<Record<string, string>> = {

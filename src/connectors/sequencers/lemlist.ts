@@ -3,7 +3,23 @@
  * `linkedinInviteDone`, ...), with `leadId`, `campaignId`, `createdAt` and often the lead's fields.
  */
 import { z } from 'zod';
-import { UNKNOWN_EVENT_TYPE, directionOf, failure, firstTime, guarded, htmlToText, id, identify, ids, lookup, normalizeDomain, normalizeEmail, personName, text, type SequencerParser } from './event.js';
+import {
+  UNKNOWN_EVENT_TYPE,
+  directionOf,
+  failure,
+  firstTime,
+  guarded,
+  htmlToText,
+  id,
+  identify,
+  ids,
+  lookup,
+  normalizeDomain,
+  normalizeEmail,
+  personName,
+  text,
+  type SequencerParser,
+} from './event.js';
 
 /** lemlist activity type (lower-cased) → canonical type. */
 export const LEMLIST_EVENTS: Readonly<Record<string, string>> = {

@@ -4,7 +4,24 @@
  * older category updates, `lead.email` in the oldest format with a nested `lead{}`).
  */
 import { z } from 'zod';
-import { UNKNOWN_EVENT_TYPE, directionOf, failure, firstTime, guarded, htmlToText, id, identify, ids, lookup, nested, normalizeDomain, normalizeEmail, personName, text, type SequencerParser } from './event.js';
+import {
+  UNKNOWN_EVENT_TYPE,
+  directionOf,
+  failure,
+  firstTime,
+  guarded,
+  htmlToText,
+  id,
+  identify,
+  ids,
+  lookup,
+  nested,
+  normalizeDomain,
+  normalizeEmail,
+  personName,
+  text,
+  type SequencerParser,
+} from './event.js';
 
 /** Smartlead event (upper-cased) → canonical type. The second group are older names still sent. */
 export const SMARTLEAD_EVENTS: Readonly<Record<string, string>> = {
