@@ -42,7 +42,7 @@ import { installJobSchema } from '../src/db/job-schema.js';
 import { freePort } from '../src/db/embedded.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { parseInbound } from '../src/connectors/sequencers/index.js';
-import { SYNC_TASK } from '../src/ingress/accept.js';
+import { syncsRun } from '../src/jobs/syncs__run.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize, workerSettings } from '../src/worker.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
@@ -388,7 +388,7 @@ async function run(): Promise<number> {
   );
   out(`ingress p99 (worst run): ${ms(worstP99)} ms (target < ${TARGET.p99} ms): ${verdicts[1] ? 'PASS' : 'FAIL'}`);
   out(
-    `ingress zero lost: every (b) run rows == jobs, no row without its ${SYNC_TASK} job, rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`,
+    `ingress zero lost: every (b) run rows == jobs, no row without its ${syncsRun.identifier} job, rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`,
   );
   out(`  (rows may exceed the 200s counted by up to ${CONNECTIONS}: requests in flight when the load stopped are committed, their answers not counted)`);
 
@@ -535,7 +535,7 @@ function withUniqueLead(body: string): string {
   return body.replace(new RegExp(email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), 'lead-[<id>]@prospect.test');
 }
 
-const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${SYNC_TASK}'`;
+const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${syncsRun.identifier}'`;
 const SYNC_UPDATES_SQL =
   "(SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS updates, (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS hot";
 const COMMITS_SQL = '(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())';

@@ -3,7 +3,8 @@ import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'gra
 import type pg from 'pg';
 import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';
 import type { Logger } from './logger.js';
-import { createTaskList, type JobDeps } from './jobs/index.js';
+import { createTaskList } from './jobs/catalog.js';
+import type { JobDeps } from './jobs/task.js';
 
 export interface WorkerSettings {
   concurrency: number;
@@ -48,7 +49,7 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
   events.on('worker:create', ({ worker }) => sweeper.add(worker.workerId));
   const runner = await run({
     pgPool: pool,
-    taskList: createTaskList(deps, pool),
+    taskList: createTaskList({ ...deps, pool, logger }),
     parsedCronItems: [],
     noHandleSignals: true,
     concurrency: settings.concurrency,
@@ -69,7 +70,7 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
       // LogLevel is an ambient const enum, which isolated modules cannot read: compare its string values.
       const name: string = level;
       const method = expected ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';
-      logger[method]({ worker: scope, ...meta }, message);
+      logger[method]({ worker: scope, ...withoutPayload(meta) }, message);
     }),
   });
   sweeper.start();
@@ -79,4 +80,19 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
     await sweeper.stop();
   };
   return runner;
+}
+
+/**
+ * graphile-worker's log metadata without the job's payload (a payload may carry what a log must not):
+ * the job is named by id, task and attempt; its error goes where pino's serializer reads it.
+ */
+function withoutPayload(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!meta) return {};
+  const { job, error, ...rest } = meta;
+  const named = job as { id?: string; task_identifier?: string; attempts?: number; max_attempts?: number } | undefined;
+  return {
+    ...rest,
+    ...(named ? { job: { id: named.id, task: named.task_identifier, attempts: named.attempts, maxAttempts: named.max_attempts } } : {}),
+    ...(error !== undefined ? { err: error } : {}),
+  };
 }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { query, sql, type Sql } from './sql.js';
 import { fixedWindowDecision, slidingWindowDecision, type RateLimitDecision } from '../domain/rate-limit.js';
 
 /** Every limit of the spec counts over 60 s. */
@@ -23,11 +24,7 @@ export class RateLimitStore {
   /** Counts a hit in a fixed window that opens with the bucket's first hit and lasts 60 s. */
   async hitFixedWindow(bucket: string, limit: number): Promise<RateLimitDecision> {
     this.pruneNow();
-    const { rows } = await this.pool.query<{ hits: number; end_ms: string; now_ms: string }>({
-      name: 'rate_limit_fixed',
-      text: FIXED_WINDOW_SQL,
-      values: [bucket, RATE_WINDOW_MS],
-    });
+    const { rows } = await query<{ hits: number; end_ms: string; now_ms: string }>(this.pool, fixedWindowStatement(bucket, RATE_WINDOW_MS), 'rate_limit_fixed');
     const row = rows[0]!;
     return fixedWindowDecision(row.hits, limit, Number(row.end_ms), Number(row.now_ms));
   }
@@ -35,11 +32,11 @@ export class RateLimitStore {
   /** Counts a hit in a sliding 60 s window (per-second counts: at most 61 entries, whatever the limit). */
   async hitSlidingWindow(bucket: string, limit: number): Promise<RateLimitDecision> {
     this.pruneNow();
-    const { rows } = await this.pool.query<{ seconds: string[]; counts: number[]; now_ms: string }>({
-      name: 'rate_limit_sliding',
-      text: SLIDING_WINDOW_SQL,
-      values: [bucket, RATE_WINDOW_MS / 1000],
-    });
+    const { rows } = await query<{ seconds: string[]; counts: number[]; now_ms: string }>(
+      this.pool,
+      slidingWindowStatement(bucket, RATE_WINDOW_MS / 1000),
+      'rate_limit_sliding',
+    );
     const row = rows[0]!;
     const log = row.seconds.map((second, i) => ({ second: Number(second), count: row.counts[i]! }));
     return slidingWindowDecision(log, limit, RATE_WINDOW_MS, Number(row.now_ms));
@@ -47,7 +44,7 @@ export class RateLimitStore {
 
   /** Deletes the counters no later request can read: windows that ended, logs idle for a window. */
   async prune(): Promise<void> {
-    await this.pool.query(PRUNE_SQL, [RATE_WINDOW_MS]);
+    await query(this.pool, pruneStatement(RATE_WINDOW_MS));
   }
 
   close(): Promise<void> {
@@ -61,37 +58,45 @@ export class RateLimitStore {
   }
 }
 
-// The window starts with the bucket's first hit; a hit after it ended starts the next one. GREATEST
-// and the >= guard keep a late-arriving statement (its clock read before another's) from going back.
-const FIXED_WINDOW_SQL = `
+// The window starts with the bucket's first hit; a hit after it ended starts the next one. The row lock
+// of ON CONFLICT orders concurrent hits of one bucket, and each reads the clock after taking it.
+function fixedWindowStatement(bucket: string, windowMs: number): Sql {
+  const length = sql`make_interval(secs => ${windowMs}::int / 1000.0)`;
+  return sql`
   WITH now AS (SELECT clock_timestamp() AS at)
   INSERT INTO rate_limit_windows AS w (bucket, window_start, hits)
-  SELECT $1, now.at, 1 FROM now
+  SELECT ${bucket}, now.at, 1 FROM now
   ON CONFLICT (bucket) DO UPDATE SET
-    hits = CASE WHEN w.window_start > EXCLUDED.window_start - make_interval(secs => $2::int / 1000.0) THEN w.hits + 1 ELSE 1 END,
-    window_start = CASE WHEN w.window_start > EXCLUDED.window_start - make_interval(secs => $2::int / 1000.0) THEN w.window_start ELSE EXCLUDED.window_start END
+    hits = CASE WHEN w.window_start > EXCLUDED.window_start - ${length} THEN w.hits + 1 ELSE 1 END,
+    window_start = CASE WHEN w.window_start > EXCLUDED.window_start - ${length} THEN w.window_start ELSE EXCLUDED.window_start END
   RETURNING hits,
-    (extract(epoch FROM window_start) * 1000)::bigint + $2::int AS end_ms,
+    (extract(epoch FROM window_start) * 1000)::bigint + ${windowMs}::int AS end_ms,
     (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
+}
 
 // The new log: this second's count plus one, and the previous seconds still in the window (a second
 // counts until it is more than the window's length old), oldest first.
-const SLIDING_WINDOW_SQL = `
+function slidingWindowStatement(bucket: string, windowSeconds: number): Sql {
+  return sql`
   WITH now AS (SELECT clock_timestamp() AS at)
   INSERT INTO rate_limit_logs AS l (bucket, seconds, counts, updated_at)
-  SELECT $1, ARRAY[floor(extract(epoch FROM now.at))::bigint], ARRAY[1], now.at FROM now
+  SELECT ${bucket}, ARRAY[floor(extract(epoch FROM now.at))::bigint], ARRAY[1], now.at FROM now
   ON CONFLICT (bucket) DO UPDATE SET
     (seconds, counts) = (
       SELECT COALESCE(array_agg(second ORDER BY second), '{}'), COALESCE(array_agg(hits ORDER BY second), '{}')
         FROM (
           SELECT second, sum(hits)::int AS hits
             FROM (SELECT * FROM unnest(l.seconds, l.counts) AS t(second, hits) UNION ALL SELECT EXCLUDED.seconds[1], 1) AS all_hits
-           WHERE second >= EXCLUDED.seconds[1] - $2::int
+           WHERE second >= EXCLUDED.seconds[1] - ${windowSeconds}::int
            GROUP BY second
         ) AS kept),
     updated_at = EXCLUDED.updated_at
   RETURNING seconds, counts, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
+}
 
-const PRUNE_SQL = `
-  WITH w AS (DELETE FROM rate_limit_windows WHERE window_start < clock_timestamp() - make_interval(secs => $1::int / 1000.0))
-  DELETE FROM rate_limit_logs WHERE updated_at < clock_timestamp() - make_interval(secs => $1::int / 1000.0)`;
+function pruneStatement(windowMs: number): Sql {
+  const cutoff = sql`clock_timestamp() - make_interval(secs => ${windowMs}::int / 1000.0)`;
+  return sql`
+  WITH w AS (DELETE FROM rate_limit_windows WHERE window_start < ${cutoff})
+  DELETE FROM rate_limit_logs WHERE updated_at < ${cutoff}`;
+}

@@ -6,6 +6,9 @@
 export const HEALTH_SCHEMA_VERSION = 3;
 
 export type CheckStatus = 'operational' | 'outage';
+
+/** The checks that watch the background worker (spec: `destinations_*`), each fed by the tasks that name it. */
+export type WorkerCheck = 'destinations_activities' | 'destinations_forwarding' | 'destinations_blocklists' | 'destinations_reply_relays';
 export type HealthStatus = 'operational' | 'partial_outage' | 'major_outage';
 
 export interface HealthReport {

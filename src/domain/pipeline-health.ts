@@ -54,3 +54,80 @@ export function nextPipelineHealth(current: PipelineHealthState, result: SyncRes
     event: failing && current.state === 'healthy' ? 'sync.failed' : null,
   };
 }
+
+/** A pipeline as its platform events name it. */
+export interface PipelineRef {
+  accountId: number;
+  sourceId: number;
+  connectionId: number;
+  /** The source's sequencer platform. */
+  platform: string;
+  crm: string;
+}
+
+/** What one batch of recorded outcomes does to each of its pipelines. */
+export interface PipelineUpdate {
+  pipeline: PipelineRef;
+  next: PipelineHealthState;
+  /** The last failure's reason in the batch, if any failed. */
+  lastReason: FailureReason | null;
+  /** Whether any sync of the batch was written. */
+  written: boolean;
+  /** Whether the state changed (an event was announced). */
+  changed: boolean;
+}
+
+/** A transition to announce as a platform event. */
+export interface PipelineTransition {
+  pipeline: PipelineRef;
+  type: 'sync.failed' | 'sync.recovered';
+  summary: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Applies outcomes, in the order they were recorded, to their pipelines' current states (`current`,
+ * keyed by {@link pipelineKey}; a pipeline without a row starts healthy): each pipeline's new state, and
+ * every transition on the way, so a burst of errors counts each one and announces the failure once.
+ */
+export function applyOutcomes(
+  current: ReadonlyMap<string, PipelineHealthState>,
+  outcomes: readonly { pipeline: PipelineRef; result: SyncResult }[],
+): { updates: PipelineUpdate[]; transitions: PipelineTransition[] } {
+  const updates = new Map<string, PipelineUpdate>();
+  const transitions: PipelineTransition[] = [];
+  for (const { pipeline, result } of outcomes) {
+    const key = pipelineKey(pipeline);
+    const update = updates.get(key) ?? {
+      pipeline,
+      next: current.get(key) ?? { state: 'healthy', consecutiveErrors: 0 },
+      lastReason: null,
+      written: false,
+      changed: false,
+    };
+    const change = nextPipelineHealth(update.next, result);
+    update.next = change.next;
+    if (result.written) update.written = true;
+    else update.lastReason = result.reason;
+    if (change.event) {
+      update.changed = true;
+      transitions.push(transition(pipeline, change.event, result.written ? null : result.reason));
+    }
+    updates.set(key, update);
+  }
+  return { updates: [...updates.values()], transitions };
+}
+
+/** `source:connection`, the identity of a pipeline. */
+export function pipelineKey(pipeline: { sourceId: number; connectionId: number }): string {
+  return `${pipeline.sourceId}:${pipeline.connectionId}`;
+}
+
+/** The platform event of a transition: what changed, and for a failure its reason and remediation. */
+function transition(pipeline: PipelineRef, type: 'sync.failed' | 'sync.recovered', reason: FailureReason | null): PipelineTransition {
+  const base = { connectionId: pipeline.connectionId, crm: pipeline.crm, sourceId: pipeline.sourceId, sourcePlatform: pipeline.platform };
+  const data = type === 'sync.failed' && reason ? { ...base, reason, remediation: REMEDIATION[reason] } : base;
+  const name = `${pipeline.platform} source ${pipeline.sourceId} to ${pipeline.crm} connection ${pipeline.connectionId}`;
+  const summary = type === 'sync.failed' ? `Syncs from ${name} are failing (${reason})` : `Syncs from ${name} have recovered`;
+  return { pipeline, type, summary, data };
+}

@@ -1,28 +1,26 @@
 import type { Express, Response } from 'express';
-import { healthHttpStatus, HEALTH_SCHEMA_VERSION, rollUpHealth, type CheckStatus } from '../domain/health.js';
+import { healthHttpStatus, HEALTH_SCHEMA_VERSION, rollUpHealth, type CheckStatus, type WorkerCheck } from '../domain/health.js';
 import type { PrismaClient } from '../db/prisma.js';
-import { SYNC_TASK } from '../ingress/accept.js';
+import { tasksByHealthCheck } from '../jobs/catalog.js';
 import { WORKER_APPLICATION_NAME } from '../worker.js';
 
-/** A sync job ready to run but waiting longer than this means the worker is not keeping up. */
+/** A job ready to run but waiting longer than this means the worker is not keeping up. */
 const MAX_QUEUE_LAG_SECONDS = 300;
 
 /**
  * GET /health/live, /health/ready and /health (spec: Platform health). No key; never cached.
  * Local deployments report only `sources` (inbound ingestion, which needs the database); with
- * WORKER_MONITORING, `destinations_activities` (CRM writes) too: operational while a worker is connected
- * and no sync job has waited past {@link MAX_QUEUE_LAG_SECONDS}.
+ * WORKER_MONITORING, each worker check that a task of the job catalog names (`destinations_activities`
+ * for CRM writes, ...) too: operational while a worker is connected and none of its tasks' jobs has
+ * waited past {@link MAX_QUEUE_LAG_SECONDS}.
  */
 export function installHealth(app: Express, deps: { prisma: PrismaClient; config: { workerMonitoring: boolean } }): void {
   app.get('/health/live', (_req, res) => {
     noStore(res).json({ schema_version: HEALTH_SCHEMA_VERSION, status: 'operational' });
   });
   const ready = async (_req: unknown, res: Response) => {
-    const [sources, activities] = await Promise.all([
-      databaseCheck(deps.prisma),
-      deps.config.workerMonitoring ? workerCheck(deps.prisma) : Promise.resolve(undefined),
-    ]);
-    const report = rollUpHealth(activities === undefined ? { sources } : { sources, destinations_activities: activities });
+    const [sources, worker] = await Promise.all([databaseCheck(deps.prisma), deps.config.workerMonitoring ? workerChecks(deps.prisma) : Promise.resolve({})]);
+    const report = rollUpHealth({ sources, ...worker });
     noStore(res).status(healthHttpStatus(report)).json(report);
   };
   app.get('/health/ready', ready);
@@ -40,23 +38,33 @@ async function databaseCheck(prisma: PrismaClient): Promise<CheckStatus> {
 
 /**
  * A worker holds a connection named {@link WORKER_APPLICATION_NAME} for as long as it runs (graphile-worker
- * keeps one open to LISTEN for jobs), so a live connection is its heartbeat; the lag is the age of the
- * oldest sync job that could run now and has not started.
+ * keeps one open to LISTEN for jobs), so a live connection is its heartbeat; a check's lag is the age of
+ * the oldest job of its tasks that could run now and has not started.
  */
-async function workerCheck(prisma: PrismaClient): Promise<CheckStatus> {
+async function workerChecks(prisma: PrismaClient): Promise<Partial<Record<WorkerCheck, CheckStatus>>> {
+  const checks = tasksByHealthCheck();
+  const identifiers = [...checks.values()].flat();
+  let workers = 0;
+  let lags: Record<string, number> = {};
   try {
     const [row] = await withTimeout(
-      prisma.$queryRaw<{ workers: number; lag: number | null }[]>`
+      prisma.$queryRaw<{ workers: number; lags: Record<string, number> }[]>`
         SELECT (SELECT count(*)::int FROM pg_stat_activity WHERE application_name = ${WORKER_APPLICATION_NAME} AND datname = current_database()) AS workers,
-               (SELECT extract(epoch FROM now() - min(j.run_at))::float8
-                  FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-                 WHERE t.identifier = ${SYNC_TASK} AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts) AS lag`,
+               (SELECT COALESCE(json_object_agg(identifier, lag), '{}')
+                  FROM (SELECT t.identifier, extract(epoch FROM now() - min(j.run_at))::float8 AS lag
+                          FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+                         WHERE t.identifier = ANY(${identifiers}::text[]) AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+                         GROUP BY t.identifier) AS oldest) AS lags`,
       2_000,
     );
-    return row && row.workers > 0 && (row.lag ?? 0) <= MAX_QUEUE_LAG_SECONDS ? 'operational' : 'outage';
+    workers = row?.workers ?? 0;
+    lags = row?.lags ?? {};
   } catch {
-    return 'outage';
+    // Unanswered: every worker check is in outage (workers stays 0).
   }
+  return Object.fromEntries(
+    [...checks].map(([check, tasks]) => [check, workers > 0 && tasks.every((task) => (lags[task] ?? 0) <= MAX_QUEUE_LAG_SECONDS) ? 'operational' : 'outage']),
+  );
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

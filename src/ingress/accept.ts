@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { Batcher } from '../db/batcher.js';
+import { query, rows, sql, type Sql } from '../db/sql.js';
+import { addJobsSql } from '../jobs/enqueue.js';
+import { syncsRun } from '../jobs/syncs__run.js';
 import type { IngressTarget } from './path.js';
-
-/** The task every accepted request queues (src/jobs/syncs__run.ts). */
-export const SYNC_TASK = 'syncs__run';
 
 export type Acceptance = { accepted: true; requestId: number } | { accepted: false };
 
@@ -49,33 +49,39 @@ export class RequestAcceptor {
 
   /** One answer per batch entry: accepted with its request id, or addressing no live source. */
   private async commit(batch: Pending[]): Promise<Acceptance[]> {
-    const codes = batch.map((p) => ('code' in p.target ? p.target.code : null));
-    const legacy1 = batch.map((p) => ('legacy' in p.target ? p.target.legacy[0] : null));
-    const legacy2 = batch.map((p) => ('legacy' in p.target ? p.target.legacy[1] : null));
-    const bodies = batch.map((p) => p.body);
-    const { rows } = await this.pool.query<{ idx: number; id: string }>({
-      name: 'ingress_accept',
-      text: ACCEPT_SQL,
-      values: [codes, legacy1, legacy2, bodies, SYNC_TASK],
-    });
-    const accepted = new Map(rows.map((r) => [Number(r.idx) - 1, Number(r.id)]));
+    const input = rows(
+      'i',
+      { idx: 'int', code: 'text', legacy1: 'text', legacy2: 'text', body: 'text' },
+      batch.map((p, idx) => ({
+        idx,
+        code: 'code' in p.target ? p.target.code : null,
+        legacy1: 'legacy' in p.target ? p.target.legacy[0] : null,
+        legacy2: 'legacy' in p.target ? p.target.legacy[1] : null,
+        body: p.body,
+      })),
+    );
+    const { rows: accepted } = await query<{ idx: number; id: string }>(this.pool, acceptStatement(input), 'ingress_accept');
+    const requestIds = new Map(accepted.map((r) => [r.idx, Number(r.id)]));
     return batch.map((_, i) => {
-      const requestId = accepted.get(i);
+      const requestId = requestIds.get(i);
       return requestId === undefined ? { accepted: false } : { accepted: true, requestId };
     });
   }
 }
 
-// Ids are drawn up front so each row's job can name it; `matched` is materialised once (nextval is
-// volatile). Data-modifying CTEs always run; `jobs` is a plain SELECT, so the answer reads it to make it run. A source whose connection was deleted accepts nothing. The sources' last_event_received_at
-// moves at most once a minute, so hot sources do not serialise batches on one row lock.
-const ACCEPT_SQL = `
-  WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS i(code, legacy1, legacy2, body, idx)
-  ),
-  matched AS MATERIALIZED (
+/**
+ * One statement for a batch: find each request's source, insert the request rows, queue one sync job
+ * per row, and note the sources' last event time. Ids are drawn up front so each row's job can name it;
+ * `matched` is materialised once (nextval is volatile). Data-modifying CTEs always run; `jobs` is a
+ * plain SELECT, so the answer reads it to make it run. A source whose connection was deleted accepts
+ * nothing. The sources' last_event_received_at moves at most once a minute, so hot sources do not
+ * serialise batches on one row lock.
+ */
+function acceptStatement(input: Sql): Sql {
+  return sql`
+  WITH matched AS MATERIALIZED (
     SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, i.body
-      FROM input i
+      FROM ${input}
       JOIN sources s ON (i.code IS NOT NULL AND s.ingress_code = i.code)
                      OR (i.code IS NULL AND s.legacy_id_1 = i.legacy1 AND s.legacy_id_2 = i.legacy2)
       JOIN connections c ON c.id = s.connection_id AND c.deleted_at IS NULL
@@ -85,9 +91,7 @@ const ACCEPT_SQL = `
     SELECT id, account_id, source_id, connection_id, ingress_code, body FROM matched
   ),
   jobs AS (
-    SELECT count(*) AS n FROM graphile_worker.add_jobs(ARRAY(
-      SELECT ROW($5::text, json_build_object('requestId', m.id), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
-        FROM matched m ORDER BY m.idx))
+    SELECT count(*) AS n FROM ${addJobsSql(syncsRun, { from: sql`matched m ORDER BY m.idx`, payload: { requestId: sql`m.id` } })}
   ),
   touched AS (
     UPDATE sources SET last_event_received_at = now()
@@ -95,3 +99,4 @@ const ACCEPT_SQL = `
        AND (last_event_received_at IS NULL OR last_event_received_at < now() - interval '1 minute')
   )
   SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs FROM matched m`;
+}

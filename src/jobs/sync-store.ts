@@ -1,9 +1,10 @@
 import type pg from 'pg';
 import { Batcher } from '../db/batcher.js';
+import { query, rows, sql, type Sql } from '../db/sql.js';
 import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
-import { nextPipelineHealth, REMEDIATION, type FailureReason, type PipelineHealthState, type SyncResult } from '../domain/pipeline-health.js';
-import { randomToken } from '../domain/secrets.js';
+import type { FailureReason } from '../domain/pipeline-health.js';
+import { recordPipelineOutcomes } from './pipeline-health-store.js';
 
 export interface SyncRow {
   id: string;
@@ -115,7 +116,7 @@ export class SyncStore {
   // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores
   // the category signals of the rows still to be written.
   private async loadMany(items: { requestId: number; retry: boolean }[]): Promise<Loaded[]> {
-    const { rows: contexts } = await this.pool.query<SyncContext & { requestId: string }>(CONTEXT_SQL, [items.map((i) => i.requestId)]);
+    const { rows: contexts } = await query<SyncContext & { requestId: string }>(this.pool, contextStatement(items.map((i) => i.requestId)));
     const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));
     const found = items.flatMap((item) => {
       const context = byRequest.get(item.requestId);
@@ -123,20 +124,39 @@ export class SyncStore {
     });
     if (found.length === 0) return items.map(() => ({ kind: 'done' as const }));
 
-    const event = (f: (typeof found)[number]) => (f.parsed.ok ? f.parsed.event : null);
-    const { rows: syncs } = await this.pool.query<SyncRow & { requestId: string }>(LOAD_SYNCS_SQL, [
-      found.map((f) => f.context.accountId),
-      found.map((f) => f.context.connectionId),
-      found.map((f) => f.context.sourceId),
-      found.map((f) => f.context.requestId),
-      found.map((f) => f.context.platform),
-      found.map((f) => event(f)?.eventType ?? 'UNKNOWN'),
-      found.map((f) => event(f)?.identity ?? ''),
-      found.map((f) => f.context.receivedAt),
-      found.map((f) => f.item.retry),
-      found.map((f) => event(f)?.leadCategory?.id ?? null),
-      found.map((f) => event(f)?.leadCategory?.name ?? null),
-    ]);
+    const input = rows(
+      'i',
+      {
+        accountId: 'int',
+        connectionId: 'int',
+        sourceId: 'int',
+        requestId: 'bigint',
+        platform: 'text',
+        eventType: 'text',
+        toEmail: 'text',
+        createdAt: 'timestamptz',
+        retry: 'boolean',
+        categoryId: 'text',
+        categoryName: 'text',
+      },
+      found.map(({ item, context, parsed }) => {
+        const event = parsed.ok ? parsed.event : null;
+        return {
+          accountId: context.accountId,
+          connectionId: context.connectionId,
+          sourceId: context.sourceId,
+          requestId: context.requestId,
+          platform: context.platform,
+          eventType: event?.eventType ?? 'UNKNOWN',
+          toEmail: event?.identity ?? '',
+          createdAt: context.receivedAt,
+          retry: item.retry,
+          categoryId: event?.leadCategory?.id ?? null,
+          categoryName: event?.leadCategory?.name ?? null,
+        };
+      }),
+    );
+    const { rows: syncs } = await query<SyncRow & { requestId: string }>(this.pool, loadSyncsStatement(input));
     const syncOf = new Map(syncs.map(({ requestId, ...sync }) => [Number(requestId), sync]));
     const loaded = new Map(
       found.flatMap((f) => {
@@ -149,25 +169,33 @@ export class SyncStore {
   }
 
   private async saveStates(items: { syncId: string; state: CrmState }[]): Promise<void[]> {
-    await this.pool.query(SAVE_STATES_SQL, [items.map((i) => i.syncId), items.map((i) => JSON.stringify(i.state))]);
+    const states = rows(
+      'i',
+      { id: 'bigint', state: 'jsonb' },
+      items.map((i) => ({ id: i.syncId, state: i.state })),
+    );
+    await query(this.pool, sql`UPDATE syncs s SET crm_state = i.state, updated_at = now() FROM ${states} WHERE s.id = i.id`);
     return items.map(() => undefined);
   }
 
+  // The outcomes, then the health of the pipelines whose outcome this batch recorded (one transaction).
   private async finishMany(items: Finish[]): Promise<void[]> {
     await this.transaction(async (client) => {
-      const { rows } = await client.query<{ id: string }>(FINISH_SQL, [
-        items.map((i) => i.sync.id),
-        items.map((i) => i.final.status),
-        items.map((i) => (i.final.error === null ? null : JSON.stringify(i.final.error))),
-        items.map((i) => i.retry),
-        items.map((i) => i.context.sourceId),
-        items.map((i) => i.context.connectionId),
-        items.map((i) => (i.final.crmState === undefined ? null : JSON.stringify(i.final.crmState))),
-      ]);
-      const recorded = new Set(rows.map((r) => r.id));
-      await moveHealth(
+      const outcomes = rows(
+        'i',
+        { id: 'bigint', status: 'text', error: 'jsonb', retry: 'boolean', state: 'jsonb' },
+        items.map((i) => ({ id: i.sync.id, status: i.final.status, error: i.final.error, retry: i.retry, state: i.final.crmState ?? null })),
+      );
+      const { rows: recorded } = await query<{ id: string }>(client, finishStatement(outcomes));
+      const ids = new Set(recorded.map((r) => r.id));
+      await recordPipelineOutcomes(
         client,
-        items.filter((i) => recorded.has(i.sync.id)),
+        items
+          .filter((i) => ids.has(i.sync.id))
+          .map(({ context, final }) => ({
+            pipeline: context,
+            result: final.status === 'error' ? { written: false, reason: final.failure ?? 'crm_rejected_writes' } : { written: true },
+          })),
       );
     });
     return items.map(() => undefined);
@@ -196,69 +224,8 @@ interface Finish {
   final: Final;
 }
 
-/**
- * Applies the recorded outcomes, in batch order, to their pipelines' health (pure rules in
- * src/domain/pipeline-health.ts): one locked read and one write for all pipelines of the batch, plus the
- * platform event of each transition.
- */
-async function moveHealth(client: pg.PoolClient, recorded: Finish[]): Promise<void> {
-  if (recorded.length === 0) return;
-  const keyOf = (c: SyncContext) => `${c.sourceId}:${c.connectionId}`;
-  const pipelines = [...new Map(recorded.map((r) => [keyOf(r.context), r.context])).values()].sort(
-    (a, b) => a.sourceId - b.sourceId || a.connectionId - b.connectionId,
-  );
-  const keys = [pipelines.map((p) => p.sourceId), pipelines.map((p) => p.connectionId)];
-  // Locked in one order, so batches of several processes wait for each other instead of deadlocking.
-  const { rows } = await client.query<PipelineHealthState & { key: string }>(LOCK_HEALTH_SQL, keys);
-  const health = new Map(rows.map(({ key, ...h }) => [key, { now: h, errorReason: null as FailureReason | null, success: false, changed: false }]));
-  const events: { context: SyncContext; type: 'sync.failed' | 'sync.recovered'; reason: FailureReason | null }[] = [];
-  for (const { context, final } of recorded) {
-    const pipeline = health.get(keyOf(context))!;
-    const result: SyncResult = final.status === 'error' ? { written: false, reason: final.failure ?? 'crm_rejected_writes' } : { written: true };
-    const change = nextPipelineHealth(pipeline.now, result);
-    pipeline.now = change.next;
-    if (result.written) pipeline.success = true;
-    else pipeline.errorReason = result.reason;
-    if (change.event) {
-      pipeline.changed = true;
-      events.push({ context, type: change.event, reason: result.written ? null : result.reason });
-    }
-  }
-  const updates = pipelines.map((p) => ({ p, h: health.get(keyOf(p))! }));
-  const created = events.map(({ context, type, reason }) => {
-    const base = { connectionId: context.connectionId, crm: context.crm, sourceId: context.sourceId, sourcePlatform: context.platform };
-    const data = type === 'sync.failed' && reason ? { ...base, reason, remediation: REMEDIATION[reason] } : base;
-    const pipeline = `${context.platform} source ${context.sourceId} to ${context.crm} connection ${context.connectionId}`;
-    const summary = type === 'sync.failed' ? `Syncs from ${pipeline} are failing (${reason})` : `Syncs from ${pipeline} have recovered`;
-    return {
-      publicId: randomToken('svcevt_', 24),
-      accountId: context.accountId,
-      type,
-      summary,
-      data: JSON.stringify(data),
-      connectionId: context.connectionId,
-      sourceId: context.sourceId,
-    };
-  });
-  await client.query(UPDATE_HEALTH_SQL, [
-    updates.map((u) => u.p.sourceId),
-    updates.map((u) => u.p.connectionId),
-    updates.map((u) => u.h.now.state),
-    updates.map((u) => u.h.now.consecutiveErrors),
-    updates.map((u) => u.h.errorReason),
-    updates.map((u) => u.h.success),
-    updates.map((u) => u.h.changed),
-    created.map((r) => r.publicId),
-    created.map((r) => r.accountId),
-    created.map((r) => r.type),
-    created.map((r) => r.summary),
-    created.map((r) => r.data),
-    created.map((r) => r.connectionId),
-    created.map((r) => r.sourceId),
-  ]);
-}
-
-const CONTEXT_SQL = `
+function contextStatement(requestIds: number[]): Sql {
+  return sql`
   SELECT r.id AS "requestId", r.account_id AS "accountId", s.id AS "sourceId", c.id AS "connectionId", s.platform, c.crm,
          c.sync_enabled AS "syncEnabled", c.deleted_at IS NOT NULL AS "connectionDeleted",
          c.credentials_encrypted AS "credentialsEncrypted",
@@ -268,15 +235,14 @@ const CONTEXT_SQL = `
     FROM requests r
     JOIN sources s ON s.id = r.source_id
     JOIN connections c ON c.id = s.connection_id
-   WHERE r.id = ANY($1::bigint[])`;
+   WHERE r.id = ANY(${requestIds}::bigint[])`;
+}
 
 // The sync's time is the request's (processing time of the inbound payload), so lists and windows agree.
 // A signal is stored once per request, with the sync row's first run (or an asked-for retry of an error).
-const LOAD_SYNCS_SQL = `
-  WITH input AS (
-    SELECT * FROM unnest($1::int[], $2::int[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::boolean[], $10::text[], $11::text[])
-           AS i(account_id, connection_id, source_id, request_id, platform, event_type, to_email, created_at, retry, category_id, category_name)
-  ),
+function loadSyncsStatement(input: Sql): Sql {
+  return sql`
+  WITH input AS (SELECT * FROM ${input}),
   upserted AS (
     INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, attempts, created_at, updated_at)
     SELECT account_id, connection_id, source_id, request_id, platform, event_type, to_email, 1, created_at, now() FROM input
@@ -292,50 +258,13 @@ const LOAD_SYNCS_SQL = `
        AND NOT EXISTS (SELECT 1 FROM lead_category_signals l WHERE l.request_id = i.request_id)
   )
   SELECT request_id AS "requestId", id, status, crm_state AS "crmState", attempts FROM upserted`;
+}
 
-const SAVE_STATES_SQL = `
-  UPDATE syncs s SET crm_state = i.state::jsonb, updated_at = now()
-    FROM unnest($1::bigint[], $2::text[]) AS i(id, state)
-   WHERE s.id = i.id`;
-
-// The outcome, and a health row for each pipeline that recorded one (rows inserted here are locked by
-// the next statement, which sees them).
-const FINISH_SQL = `
-  WITH finished AS (
-    UPDATE syncs s SET status = i.status::sync_status, error = i.error::jsonb, crm_state = COALESCE(i.state::jsonb, s.crm_state), updated_at = now()
-      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[], $7::text[]) AS i(id, status, error, retry, state)
-     WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
-    RETURNING s.id
-  ),
-  ensured AS (
-    INSERT INTO pipeline_health (source_id, connection_id)
-    SELECT DISTINCT p.source_id, p.connection_id
-      FROM unnest($1::bigint[], $5::int[], $6::int[]) AS p(id, source_id, connection_id)
-     WHERE p.id IN (SELECT id FROM finished)
-     ORDER BY p.source_id, p.connection_id
-    ON CONFLICT (source_id, connection_id) DO NOTHING
-  )
-  SELECT id FROM finished`;
-
-const LOCK_HEALTH_SQL = `
-  SELECT h.source_id || ':' || h.connection_id AS key, h.state, h.consecutive_errors AS "consecutiveErrors"
-    FROM pipeline_health h JOIN unnest($1::int[], $2::int[]) AS i(source_id, connection_id) USING (source_id, connection_id)
-   ORDER BY h.source_id, h.connection_id
-     FOR UPDATE OF h`;
-
-// The new health of each pipeline of the batch, and the platform event of each transition.
-const UPDATE_HEALTH_SQL = `
-  WITH updated AS (
-    UPDATE pipeline_health h
-       SET state = i.state::pipeline_state, consecutive_errors = i.errors, last_reason = COALESCE(i.reason, h.last_reason),
-           last_error_at = CASE WHEN i.reason IS NULL THEN h.last_error_at ELSE now() END,
-           last_success_at = CASE WHEN i.success THEN now() ELSE h.last_success_at END,
-           changed_at = CASE WHEN i.changed THEN now() ELSE h.changed_at END
-      FROM unnest($1::int[], $2::int[], $3::text[], $4::int[], $5::text[], $6::boolean[], $7::boolean[])
-           AS i(source_id, connection_id, state, errors, reason, success, changed)
-     WHERE h.source_id = i.source_id AND h.connection_id = i.connection_id
-  )
-  INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
-  SELECT public_id, account_id, type, summary, data::jsonb, connection_id, source_id
-    FROM unnest($8::text[], $9::int[], $10::text[], $11::text[], $12::text[], $13::int[], $14::int[])
-         AS e(public_id, account_id, type, summary, data, connection_id, source_id)`;
+// An outcome another run recorded first stands (unless this is an asked-for retry of an error).
+function finishStatement(outcomes: Sql): Sql {
+  return sql`
+  UPDATE syncs s SET status = i.status::sync_status, error = i.error, crm_state = COALESCE(i.state, s.crm_state), updated_at = now()
+    FROM ${outcomes}
+   WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
+  RETURNING s.id`;
+}

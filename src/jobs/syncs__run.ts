@@ -1,51 +1,68 @@
-import type { Task } from 'graphile-worker';
-import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmConfig, type CrmEvent, type CrmOutcome, type CrmState } from '../connectors/crm/index.js';
+import type { JobHelpers } from 'graphile-worker';
+import { z } from 'zod';
+import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmEvent, type CrmOutcome, type CrmState } from '../connectors/crm/index.js';
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
 import { openSecret, sealSecret } from '../domain/secrets.js';
-import { SYNC_TASK } from '../ingress/accept.js';
-import type { Final, SyncContext, SyncRow, SyncStore } from './sync-store.js';
+import { enqueue } from './enqueue.js';
+import { SyncStore, type Final, type SyncContext, type SyncRow } from './sync-store.js';
+import { defineTask, type JobDeps } from './task.js';
 
-export interface SyncJobDeps {
-  crm: CrmConfig;
-  /** Opens and seals connection credentials. */
-  encryptionKey: Buffer;
-  /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */
-  maxReschedules?: number;
+/**
+ * `syncs__run {requestId, retry?}`: turns one accepted request into its sync row and the CRM writes.
+ * Queued by the ingress with each request it accepts, by `POST /api/v1/syncs/:id/retry` (`retry: true`,
+ * which may run again a sync whose outcome was an error), and by itself when the CRM asks it to wait.
+ */
+export const syncsRun = defineTask({
+  identifier: 'syncs__run',
+  payload: z.object({ requestId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), retry: z.boolean().optional() }),
+  defaults: {
+    maxAttempts: 25,
+    // A reschedule replaces the request's waiting one, so a request never has two.
+    jobKey: (payload) => `sync:${payload.requestId}`,
+  },
+  healthCheck: 'destinations_activities',
+  handler(env) {
+    // One store per worker process: it groups the database work of the jobs running at once.
+    const store = new SyncStore(env.pool);
+    return (payload, helpers) => runSync(env, store, payload, helpers);
+  },
+});
+
+/** The job key of an asked-for retry of sync `syncId`: repeated asks queue one retry. */
+export function syncRetryJobKey(syncId: bigint | number): string {
+  return `sync-retry:${syncId}`;
 }
 
 /**
- * `syncs__run {requestId}`: turns one accepted request into its sync row and the CRM writes. Runs any
- * number of times for one request with one outcome: the sync row is keyed by the request, a recorded
- * outcome ends the job early, and the connector resumes from the steps `crm_state` says are done.
- * Its database work goes through `store`, which groups it with the other jobs running in this process.
+ * Runs any number of times for one request with one outcome: the sync row is keyed by the request, a
+ * recorded outcome ends the job early, and the connector resumes from the steps `crm_state` says are done.
  */
-export function syncsRun(deps: SyncJobDeps, store: SyncStore): Task {
-  return async (payload, helpers) => {
-    const { requestId, retry } = payloadOf(payload);
-    const loaded = await store.load(requestId, retry);
-    if (loaded.kind === 'done') return;
-    const { sync, context, parsed } = loaded;
-    if (!parsed.ok)
-      return store.finish(sync, context, retry, {
-        status: 'error',
-        error: { message: `The payload could not be read: ${parsed.reason}` },
-        failure: 'payloads_unreadable',
-      });
-    const blocked = blocker(context);
-    if (blocked) return store.finish(sync, context, retry, { status: 'error', ...blocked });
+async function runSync(deps: JobDeps, store: SyncStore, payload: { requestId: number; retry?: boolean | undefined }, helpers: JobHelpers): Promise<void> {
+  const { requestId } = payload;
+  const retry = payload.retry === true;
+  const loaded = await store.load(requestId, retry);
+  if (loaded.kind === 'done') return;
+  const { sync, context, parsed } = loaded;
+  if (!parsed.ok)
+    return store.finish(sync, context, retry, {
+      status: 'error',
+      error: { message: `The payload could not be read: ${parsed.reason}` },
+      failure: 'payloads_unreadable',
+    });
+  const blocked = blocker(context);
+  if (blocked) return store.finish(sync, context, retry, { status: 'error', ...blocked });
 
-    const result = await write(deps, store, sync, context, parsed.event);
-    if (result.kind === 'reschedule') {
-      if (sync.attempts <= (deps.maxReschedules ?? 8)) {
-        // A CRM that asks us to wait: come back when it says, under one job key so a request never has two.
-        await helpers.addJob(SYNC_TASK, { requestId, retry }, { runAt: new Date(Date.now() + result.waitMs), jobKey: `sync:${requestId}` });
-        return;
-      }
-      return store.finish(sync, context, retry, { status: 'error', error: result.error, failure: 'crm_unavailable' });
+  const result = await write(deps, store, sync, context, parsed.event);
+  if (result.kind === 'reschedule') {
+    if (sync.attempts <= (deps.maxReschedules ?? 8)) {
+      // A CRM that asks us to wait: come back when it says.
+      await enqueue(helpers, syncsRun, { requestId, retry }, { runAt: new Date(Date.now() + result.waitMs) });
+      return;
     }
-    return store.finish(sync, context, retry, result.outcome);
-  };
+    return store.finish(sync, context, retry, { status: 'error', error: result.error, failure: 'crm_unavailable' });
+  }
+  return store.finish(sync, context, retry, result.outcome);
 }
 
 /** Why this pipeline cannot write at all, before any CRM call. */
@@ -61,7 +78,7 @@ function blocker(context: SyncContext): { error: Record<string, unknown>; failur
 type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; waitMs: number; error: Record<string, unknown> };
 
 /** The CRM writes, credentials opened here only; a retryable failure asks to be rescheduled. */
-async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context: SyncContext, event: InboundEvent): Promise<WriteResult> {
+async function write(deps: JobDeps, store: SyncStore, sync: SyncRow, context: SyncContext, event: InboundEvent): Promise<WriteResult> {
   let connector;
   try {
     connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), deps.crm);
@@ -111,7 +128,7 @@ async function write(deps: SyncJobDeps, store: SyncStore, sync: SyncRow, context
  * token this run used, else the exchanged ones, sealed and stored before they are used.
  */
 async function renewCredentials(
-  deps: SyncJobDeps,
+  deps: JobDeps,
   store: SyncStore,
   connectionId: number,
   used: { accessToken: string },
@@ -156,13 +173,6 @@ function crmEvent(event: InboundEvent, context: SyncContext, sync: SyncRow): Crm
     occurredAt: context.receivedAt,
     requestId: String(sync.id),
   };
-}
-
-/** `{requestId}` from the ingress; `{requestId, retry: true}` from POST /api/v1/syncs/:id/retry. */
-function payloadOf(payload: unknown): { requestId: number; retry: boolean } {
-  const { requestId, retry } = (payload ?? {}) as { requestId?: unknown; retry?: unknown };
-  if (typeof requestId !== 'number' || !Number.isSafeInteger(requestId) || requestId < 1) throw new Error('syncs__run needs {requestId: positive integer}');
-  return { requestId, retry: retry === true };
 }
 
 /** Without a Retry-After: 5 s, 10 s, 20 s, ... up to 10 minutes. */

@@ -1,5 +1,7 @@
 import { SUPPORTED_CRMS } from '../connectors/crm/index.js';
-import { SYNC_TASK } from '../ingress/accept.js';
+import { sql } from '../db/sql.js';
+import { addJobsSql } from '../jobs/enqueue.js';
+import { syncRetryJobKey, syncsRun } from '../jobs/syncs__run.js';
 import { builder } from './builder.js';
 import { requireApiKey, serviceError } from './errors.js';
 
@@ -38,8 +40,7 @@ builder.mutationField('retrySync', (t) =>
            WHERE status = 'error' AND upper(crm) = ANY(${[...SUPPORTED_CRMS]}::text[]) AND deleted_at IS NULL AND request IS NOT NULL
         ),
         queued AS (
-          SELECT graphile_worker.add_job(${SYNC_TASK}, json_build_object('requestId', request_id, 'retry', true), job_key => 'sync-retry:' || id) AS job
-            FROM eligible
+          SELECT 1 FROM ${addJobsSql(syncsRun, { from: sql`eligible`, payload: { requestId: sql`request_id`, retry: sql`true` }, jobKey: sql`${syncRetryJobKey(args.id)}` })}
         )
         SELECT EXISTS (SELECT 1 FROM target) AS visible, EXISTS (SELECT 1 FROM eligible) AS eligible, EXISTS (SELECT 1 FROM queued) AS queued`;
       if (!row?.visible) throw serviceError('NOT_FOUND', `Sync ${args.id} not found`);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { FAILING_AFTER, nextPipelineHealth, REMEDIATION, type FailureReason, type PipelineHealthState } from '../../src/domain/pipeline-health.js';
+import {
+  applyOutcomes,
+  FAILING_AFTER,
+  nextPipelineHealth,
+  pipelineKey,
+  REMEDIATION,
+  type FailureReason,
+  type PipelineHealthState,
+  type PipelineRef,
+} from '../../src/domain/pipeline-health.js';
 
 const healthy: PipelineHealthState = { state: 'healthy', consecutiveErrors: 0 };
 
@@ -39,5 +48,56 @@ describe('nextPipelineHealth', () => {
 
   it('pairs every reason with a remediation', () => {
     for (const text of Object.values(REMEDIATION)) expect(text.length).toBeGreaterThan(20);
+  });
+});
+
+describe('applyOutcomes', () => {
+  const a: PipelineRef = { accountId: 1, sourceId: 10, connectionId: 100, platform: 'smartlead', crm: 'HUBSPOT' };
+  const b: PipelineRef = { accountId: 1, sourceId: 11, connectionId: 100, platform: 'lemlist', crm: 'HUBSPOT' };
+  const rejected = { written: false, reason: 'crm_rejected_writes' } as const;
+
+  it('applies a batch in order: a burst of errors counts each one and announces the failure once', () => {
+    const current = new Map([[pipelineKey(a), { state: 'healthy' as const, consecutiveErrors: 3 }]]);
+    const { updates, transitions } = applyOutcomes(current, [
+      { pipeline: a, result: rejected },
+      { pipeline: a, result: rejected },
+      { pipeline: a, result: rejected },
+    ]);
+    expect(updates).toEqual([
+      { pipeline: a, next: { state: 'failing', consecutiveErrors: 6 }, lastReason: 'crm_rejected_writes', written: false, changed: true },
+    ]);
+    expect(transitions).toEqual([
+      {
+        pipeline: a,
+        type: 'sync.failed',
+        summary: 'Syncs from smartlead source 10 to HUBSPOT connection 100 are failing (crm_rejected_writes)',
+        data: {
+          connectionId: 100,
+          crm: 'HUBSPOT',
+          sourceId: 10,
+          sourcePlatform: 'smartlead',
+          reason: 'crm_rejected_writes',
+          remediation: REMEDIATION.crm_rejected_writes,
+        },
+      },
+    ]);
+  });
+
+  it('keeps pipelines apart, starts a pipeline without a row healthy, and announces a recovery without a reason', () => {
+    const current = new Map([[pipelineKey(a), { state: 'failing' as const, consecutiveErrors: 9 }]]);
+    const { updates, transitions } = applyOutcomes(current, [
+      { pipeline: b, result: { written: false, reason: 'sync_disabled' } },
+      { pipeline: a, result: { written: true } },
+      { pipeline: a, result: rejected },
+    ]);
+    expect(updates).toEqual([
+      { pipeline: b, next: { state: 'failing', consecutiveErrors: 1 }, lastReason: 'sync_disabled', written: false, changed: true },
+      { pipeline: a, next: { state: 'healthy', consecutiveErrors: 1 }, lastReason: 'crm_rejected_writes', written: true, changed: true },
+    ]);
+    expect(transitions.map((t) => [t.type, t.pipeline.sourceId])).toEqual([
+      ['sync.failed', 11],
+      ['sync.recovered', 10],
+    ]);
+    expect(transitions[1]!.data).toEqual({ connectionId: 100, crm: 'HUBSPOT', sourceId: 10, sourcePlatform: 'smartlead' });
   });
 });

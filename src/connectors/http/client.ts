@@ -219,7 +219,7 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
 export interface RetryPolicy {
   /** Attempts per request, the first included. */
   attempts: number;
-  /** Backoff without Retry-After: base * 2^(attempt-1), with full jitter, capped at maxDelayMs. */
+  /** Backoff without Retry-After: base * 2^(attempt-1), capped at maxDelayMs, then a random wait between half of it and all of it. */
   baseDelayMs: number;
   maxDelayMs: number;
 }
@@ -273,7 +273,8 @@ export async function requestWithRetry(client: HttpClient, request: HttpRequest,
     }
     if (!retryable(response)) return { response };
     const asked = retryAfterMs(response.headers['retry-after']);
-    // Full jitter when the server names no time, so that many workers do not retry in step.
+    // Equal jitter (half the backoff, plus a random part of the other half) when the server names no
+    // time: many workers do not retry in step, and none retries at once.
     const wait = asked ?? Math.round(backoff / 2 + Math.random() * (backoff / 2));
     if (attempt >= options.policy.attempts || wait > options.budget.remainingMs) return { response, retryAfterMs: wait };
     options.budget.remainingMs -= wait;

@@ -1,0 +1,79 @@
+import type pg from 'pg';
+import { applyOutcomes, pipelineKey, type PipelineHealthState, type PipelineRef, type SyncResult } from '../domain/pipeline-health.js';
+import { randomToken } from '../domain/secrets.js';
+import { query, rows, sql } from '../db/sql.js';
+
+/**
+ * Moves the health of the pipelines behind a batch of recorded sync outcomes, inside the caller's
+ * transaction: their `pipeline_health` rows are created if new and locked (in one order, so batches of
+ * several worker processes wait for each other instead of deadlocking), the outcomes are applied in the
+ * order given with the pure rule of src/domain/pipeline-health.ts, and each pipeline's new state is
+ * written with the platform event of every transition.
+ */
+export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: readonly { pipeline: PipelineRef; result: SyncResult }[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  const pipelines = [...new Map(outcomes.map((o) => [pipelineKey(o.pipeline), o.pipeline])).values()].sort(
+    (a, b) => a.sourceId - b.sourceId || a.connectionId - b.connectionId,
+  );
+  const keys = rows(
+    'p',
+    { sourceId: 'int', connectionId: 'int' },
+    pipelines.map((p) => ({ sourceId: p.sourceId, connectionId: p.connectionId })),
+  );
+  await query(
+    client,
+    sql`INSERT INTO pipeline_health (source_id, connection_id)
+        SELECT source_id, connection_id FROM ${keys} ORDER BY source_id, connection_id
+        ON CONFLICT (source_id, connection_id) DO NOTHING`,
+  );
+  const { rows: locked } = await query<PipelineHealthState & { sourceId: number; connectionId: number }>(
+    client,
+    sql`SELECT h.source_id AS "sourceId", h.connection_id AS "connectionId", h.state, h.consecutive_errors AS "consecutiveErrors"
+          FROM pipeline_health h JOIN ${keys} USING (source_id, connection_id)
+         ORDER BY h.source_id, h.connection_id
+           FOR UPDATE OF h`,
+  );
+  const current = new Map(locked.map(({ sourceId, connectionId, ...state }) => [pipelineKey({ sourceId, connectionId }), state]));
+  const { updates, transitions } = applyOutcomes(current, outcomes);
+
+  const health = rows(
+    'u',
+    { sourceId: 'int', connectionId: 'int', state: 'text', errors: 'int', reason: 'text', written: 'boolean', changed: 'boolean' },
+    updates.map((u) => ({
+      sourceId: u.pipeline.sourceId,
+      connectionId: u.pipeline.connectionId,
+      state: u.next.state,
+      errors: u.next.consecutiveErrors,
+      reason: u.lastReason,
+      written: u.written,
+      changed: u.changed,
+    })),
+  );
+  const events = rows(
+    'e',
+    { publicId: 'text', accountId: 'int', type: 'text', summary: 'text', data: 'jsonb', connectionId: 'int', sourceId: 'int' },
+    transitions.map((t) => ({
+      publicId: randomToken('svcevt_', 24),
+      accountId: t.pipeline.accountId,
+      type: t.type,
+      summary: t.summary,
+      data: t.data,
+      connectionId: t.pipeline.connectionId,
+      sourceId: t.pipeline.sourceId,
+    })),
+  );
+  await query(
+    client,
+    sql`WITH updated AS (
+          UPDATE pipeline_health h
+             SET state = u.state::pipeline_state, consecutive_errors = u.errors, last_reason = COALESCE(u.reason, h.last_reason),
+                 last_error_at = CASE WHEN u.reason IS NULL THEN h.last_error_at ELSE now() END,
+                 last_success_at = CASE WHEN u.written THEN now() ELSE h.last_success_at END,
+                 changed_at = CASE WHEN u.changed THEN now() ELSE h.changed_at END
+            FROM ${health}
+           WHERE h.source_id = u.source_id AND h.connection_id = u.connection_id
+        )
+        INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
+        SELECT public_id, account_id, type, summary, data, connection_id, source_id FROM ${events}`,
+  );
+}

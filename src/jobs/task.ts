@@ -1,0 +1,101 @@
+import type { JobHelpers, Task } from 'graphile-worker';
+import type pg from 'pg';
+import type { z } from 'zod';
+import type { CrmConfig } from '../connectors/crm/index.js';
+import type { WorkerCheck } from '../domain/health.js';
+import { query, sql } from '../db/sql.js';
+import type { Logger } from '../logger.js';
+
+/**
+ * A background job kind: one graphile-worker task, defined in its own module `src/jobs/<table>__<action>.ts`
+ * with {@link defineTask} and listed in `src/jobs/catalog.ts`. Everything about the task lives in that one
+ * definition: its identifier, the zod schema of its payload (checked again when each job runs: jobs
+ * queued by SQL or by an older release exist), its defaults and its handler. Jobs are queued with
+ * `enqueue()` from TypeScript or `addJobsSql()` inside a statement (`src/jobs/enqueue.ts`), never by
+ * spelling the identifier.
+ */
+export interface TaskDefinition<S extends z.ZodType> {
+  /** graphile-worker's task identifier, `<table>__<action>`. */
+  identifier: string;
+  payload: S;
+  defaults: TaskDefaults<z.output<S>>;
+  /** The `/health/ready` check whose queue lag this task's waiting jobs count in (with WORKER_MONITORING). */
+  healthCheck?: WorkerCheck;
+  /** Builds the handler once per worker process; it receives payloads that passed `payload`. */
+  handler(env: JobEnvironment): TaskHandler<z.output<S>>;
+}
+
+type TaskHandler<P> = (payload: P, helpers: JobHelpers) => Promise<void>;
+
+/** What a job gets when the caller names nothing else. */
+interface TaskDefaults<P> {
+  /** Jobs of one named queue run one at a time, in order; none: jobs run side by side. */
+  queueName?: string;
+  /** Runs before graphile-worker gives a job up (its own default is 25). */
+  maxAttempts?: number;
+  /** The key a job queued from TypeScript gets (a new job with the key of a waiting one replaces it); none: no key. */
+  jobKey?: (payload: P) => string;
+}
+
+/** What every handler may use, given once per worker process. */
+export interface JobDeps {
+  crm: CrmConfig;
+  /** Opens and seals connection credentials. */
+  encryptionKey: Buffer;
+  /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */
+  maxReschedules?: number;
+}
+
+export interface JobEnvironment extends JobDeps {
+  /** The worker's pool, for statements of the task's own (grouped across its jobs where it pays). */
+  pool: pg.Pool;
+  logger: Logger;
+}
+
+/** A catalog row: a task with its payload type erased, as graphile-worker's task list takes it. */
+export interface CatalogEntry {
+  identifier: string;
+  healthCheck?: WorkerCheck;
+  /** The graphile-worker task: checks each payload, then runs the handler. */
+  build(env: JobEnvironment): Task;
+}
+
+/** Types a task's definition; the catalog erases it with {@link catalogEntry}. */
+export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
+  return definition;
+}
+
+/**
+ * The catalog row of `task`. A payload that fails the schema fails its job for good, on its first run:
+ * retrying cannot change the payload. The job stays in graphile-worker's table with the reason
+ * (attempts = max_attempts) and graphile-worker logs one line naming the task, the job id and the
+ * failing paths, never the payload's values.
+ */
+export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): CatalogEntry {
+  return {
+    identifier: task.identifier,
+    ...(task.healthCheck ? { healthCheck: task.healthCheck } : {}),
+    build(env) {
+      const handler = task.handler(env);
+      return async (payload, helpers) => {
+        const parsed = task.payload.safeParse(payload);
+        if (parsed.success) return handler(parsed.data, helpers);
+        await helpers.withPgClient((client) =>
+          query(client, sql`UPDATE graphile_worker._private_jobs SET max_attempts = attempts WHERE id = ${helpers.job.id}::bigint`),
+        );
+        throw new InvalidPayloadError(task.identifier, parsed.error.issues);
+      };
+    },
+  };
+}
+
+/** A job whose payload does not match its task's schema; its message names paths and issue codes only. */
+class InvalidPayloadError extends Error {
+  constructor(identifier: string, issues: readonly z.core.$ZodIssue[]) {
+    const problems = issues.map((issue) => `${issue.path.map(String).join('.') || '(payload)'}: ${issue.code}`).join('; ');
+    super(`the payload does not match the ${identifier} schema (${problems}): failed without retry`);
+    this.name = 'InvalidPayloadError';
+    // graphile-worker prints a stack under its failure line; this failure is the payload's, not the code's.
+    this.stack = '';
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The job catalog at work on a real database and the real worker: a payload that fails its task's
+ * schema fails its job once and for good, with one log line that names the task, the job and the
+ * paths, never the values; `enqueue()` checks payloads and applies the task's defaults.
+ */
+import { Writable } from 'node:stream';
+import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZodError } from 'zod';
+import { enqueue } from '../../src/jobs/enqueue.js';
+import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { createLogger } from '../../src/logger.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, startTestWorker } from '../support/worker.js';
+
+let db: TestDatabase;
+let utils: WorkerUtils;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  utils = await makeWorkerUtils({ connectionString: db.url });
+});
+
+afterAll(async () => {
+  await utils?.release();
+  await db?.drop();
+});
+
+interface JobRow {
+  id: string;
+  attempts: number;
+  max_attempts: number;
+  last_error: string | null;
+  key: string | null;
+}
+
+const jobs = (identifier: string) =>
+  db.query<JobRow>(
+    `SELECT j.id::text, j.attempts, j.max_attempts, j.last_error, j.key
+       FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+      WHERE t.identifier = $1 ORDER BY j.id`,
+    [identifier],
+  );
+
+describe('a job whose payload fails its schema', () => {
+  it('fails once, for good, with one log line naming task, job and paths but no value', async () => {
+    // Setup: a job queued by SQL (as old releases and statements do) with a wrong payload and a secret in it.
+    const secret = 'svcapi_doNotLogThisValue000000000001';
+    await db.query(`SELECT graphile_worker.add_job('syncs__run', $1::json)`, [JSON.stringify({ requestId: 'seven', retry: 'yes', apiKey: secret })]);
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        done();
+      },
+    });
+
+    // Action: the real worker takes it.
+    const worker = await startTestWorker(db.url, {}, { logger: createLogger('info', sink) });
+    let failed: JobRow;
+    try {
+      failed = await eventually(async () => (await jobs('syncs__run')).find((j) => j.last_error !== null), 10_000, 'the job to fail');
+      // Long enough for a retry to have been fetched if there were one (the worker polls every 100 ms).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      await worker.stop();
+    }
+
+    // Assertions: one attempt, no retry left, the reason stored and logged once.
+    const [row] = await jobs('syncs__run');
+    expect(row).toMatchObject({ id: failed.id, attempts: 1, max_attempts: 1 });
+    expect(row!.last_error).toContain('requestId: invalid_type');
+    expect(row!.last_error).toContain('retry: invalid_type');
+    const errors = lines.map((line) => JSON.parse(line) as { level: number; msg: string; job?: { id: string; task: string } }).filter((l) => l.level >= 50);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.msg).toMatch(new RegExp(`^Failed task ${failed.id} \\(syncs__run, .*\\) with error 'the payload does not match the syncs__run schema`));
+    expect(errors[0]!.msg).not.toContain('\n');
+    expect(errors[0]!.job).toMatchObject({ id: failed.id, task: 'syncs__run' });
+    expect(lines.join('\n')).not.toContain(secret);
+    expect(lines.join('\n')).not.toContain('seven');
+  });
+});
+
+describe('enqueue', () => {
+  it("refuses a payload its task's schema refuses, before anything is queued", async () => {
+    // @ts-expect-error -- requestId must be a number: the type check is the first guard, the schema the second.
+    await expect(enqueue(utils, syncsRun, { requestId: '12' })).rejects.toBeInstanceOf(ZodError);
+    await expect(enqueue(utils, syncsRun, { requestId: -1 })).rejects.toBeInstanceOf(ZodError);
+    expect(await jobs('syncs__run')).toHaveLength(1); // the job of the test above only
+  });
+
+  it("queues with the task's defaults, which the caller's options override", async () => {
+    const job = await enqueue(utils, syncsRun, { requestId: 424242 }, { runAt: new Date(Date.now() + 3_600_000) });
+    expect(job).toMatchObject({ task_identifier: 'syncs__run', key: 'sync:424242', max_attempts: 25, payload: { requestId: 424242 } });
+    const named = await enqueue(utils, syncsRun, { requestId: 424243, retry: true }, { jobKey: 'chosen-key', maxAttempts: 3 });
+    expect(named).toMatchObject({ key: 'chosen-key', max_attempts: 3 });
+  });
+});

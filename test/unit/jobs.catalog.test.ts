@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { CATALOG, tasksByHealthCheck } from '../../src/jobs/catalog.js';
+import { addJobsSql } from '../../src/jobs/enqueue.js';
+import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { sql } from '../../src/db/sql.js';
+
+describe('the job catalog', () => {
+  it('names every task once, as <table>__<action>', () => {
+    const identifiers = CATALOG.map((entry) => entry.identifier);
+    expect(new Set(identifiers).size).toBe(identifiers.length);
+    for (const identifier of identifiers) expect(identifier).toMatch(/^[a-z][a-z_]*[a-z]__[a-z][a-z_]*[a-z]$/);
+  });
+
+  it('gives /health/ready the tasks of each worker check', () => {
+    expect(tasksByHealthCheck()).toEqual(new Map([['destinations_activities', ['syncs__run']]]));
+  });
+});
+
+describe('syncs__run payload', () => {
+  it.each([[{ requestId: 1 }], [{ requestId: 9_007_199_254_740_991, retry: true }], [{ requestId: 5, retry: false }]])('accepts %j', (payload) => {
+    expect(syncsRun.payload.safeParse(payload).success).toBe(true);
+  });
+
+  it.each([[{}], [{ requestId: 0 }], [{ requestId: 1.5 }], [{ requestId: '7' }], [{ requestId: 1, retry: 'yes' }], [null], [[1]]])('refuses %j', (payload) => {
+    expect(syncsRun.payload.safeParse(payload).success).toBe(false);
+  });
+});
+
+describe('addJobsSql', () => {
+  it('spells the task, its payload fields and defaults as bound values, never inline', () => {
+    const statement = addJobsSql(syncsRun, { from: sql`matched m`, payload: { requestId: sql`m.id` } });
+    expect(statement.text).not.toContain('syncs__run');
+    expect(statement.text).toContain('json_build_object($2::text, m.id)');
+    expect(statement.text).toContain('FROM matched m');
+    expect(statement.values).toEqual(['syncs__run', 'requestId', null, 25]);
+  });
+});
