@@ -41,6 +41,7 @@ const REDACTED_PATHS = [
   '*.smtpUrl',
   '*.ingressCode',
   '*.credentialsEncrypted',
+  '*.sequencerCredentialsEncrypted',
   '*.secretEncrypted',
   '*.previousSecretEncrypted',
 ];

@@ -3,7 +3,8 @@ import { z } from 'zod';
 /**
  * The fixture format of ../shared/fixtures/README.md: what tests, benchmarks, demos and the first
  * `npm start` load. Parsing fills in every default the README names; {@link parseFixture} then checks
- * the references between objects, so nothing is written from a fixture that is wrong anywhere.
+ * the references between objects and the objects whose shape depends on a connection's CRM or a block
+ * list's platform, so nothing is written from a fixture that is wrong anywhere.
  */
 
 const ref = z.string().min(1).optional();
@@ -102,6 +103,56 @@ const replyRelaySchema = z
   })
   .strict();
 
+/** A positive integer from 1 to `max`: zero, a fraction or a huge typo would stall or flood the CRM. */
+function boundedCount(max: number) {
+  const error = `must be an integer from 1 to ${max}`;
+  return z.number({ error }).int({ error }).min(1, { error }).max(max, { error });
+}
+
+/** A vendor's numeric id, written as a number or a string of digits; kept as the string. */
+function numericId(error: string) {
+  return z.preprocess((v) => (typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : v), z.string({ error }).regex(/^[1-9][0-9]{0,18}$/, { error }));
+}
+
+/**
+ * The keys of both CRMs; which of them a connection takes is checked against its `crm` once the
+ * whole fixture has parsed ({@link checkCrmShape}), so that each mistake gets one plain message.
+ */
+const crmRateLimitSchema = z
+  .object({
+    // HubSpot's highest published burst limit (the API Limit Increase pack) is 250 requests per 10 s.
+    requestsPer10s: boundedCount(250).optional(),
+    // A production Salesforce org runs at most 25 long-running API requests at once and refuses the rest.
+    maxConcurrency: boundedCount(25).optional(),
+  })
+  .strict();
+
+const SALESFORCE_OPT_OUT_FIELD = 'HasOptedOutOfEmail';
+
+const crmSourceSchema = z
+  .object({
+    listId: numericId('must be a HubSpot list id (digits)').optional(),
+    object: z.enum(['Contact', 'Lead', 'Account'], { error: 'must be Contact, Lead or Account' }).optional(),
+    // Named in SOQL later, where it cannot be a bind variable: only an API name can get through.
+    field: z
+      .string({ error: 'must be the API name of a checkbox field' })
+      .regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, { error: 'must be the API name of a checkbox field (letters, digits and _)' })
+      .optional(),
+  })
+  .strict();
+
+const sequencerSchema = z
+  .object({
+    // Custom messages only: a message must never quote the key.
+    apiKey: z
+      .string({ error: 'is required (a string)' })
+      .min(1, { error: 'must not be empty' })
+      .max(512, { error: 'must be at most 512 characters' })
+      .regex(/^\S*$/, { error: 'must not contain spaces' }),
+    clientId: numericId('must be a Smartlead client id (digits)').optional(),
+  })
+  .strict();
+
 const blocklistSchema = z
   .object({
     ref,
@@ -111,6 +162,8 @@ const blocklistSchema = z
     status: z.enum(['CREATED', 'FETCHING', 'SYNCING', 'SYNCED', 'SYNCING_NEW_CONTACTS']).default('CREATED'),
     isEnabled: z.boolean().default(true),
     hasCrmSource: z.boolean().default(true),
+    crmSource: crmSourceSchema.optional(),
+    sequencer: sequencerSchema.optional(),
     entries: z.array(z.string().min(1)).default([]),
     createdAt: optionalDate,
   })
@@ -128,12 +181,27 @@ const connectionSchema = z
     deleted: z.boolean().default(false),
     createdAt: optionalDate,
     credentials: z.record(z.string(), z.unknown()).optional(),
+    crmRateLimit: crmRateLimitSchema.optional(),
     sources: z.array(sourceSchema).default([]),
     destinations: z.array(destinationSchema).default([]),
     replyRelays: z.array(replyRelaySchema).default([]),
     blocklists: z.array(blocklistSchema).default([]),
   })
-  .strict();
+  .strict()
+  // Salesforce's Contact and Lead have a standard opt-out checkbox; Account has none, so its field stays
+  // required. Defaulted here, where the CRM is known, so that no other CRM's source gains a `field`.
+  .transform((connection) =>
+    connection.crm !== 'SALESFORCE'
+      ? connection
+      : {
+          ...connection,
+          blocklists: connection.blocklists.map((list) =>
+            list.crmSource?.object === undefined || list.crmSource.object === 'Account' || list.crmSource.field !== undefined
+              ? list
+              : { ...list, crmSource: { ...list.crmSource, field: SALESFORCE_OPT_OUT_FIELD } },
+          ),
+        },
+  );
 
 const apiKeySchema = z
   .object({
@@ -185,6 +253,7 @@ const fixtureSchema = z.object({ accounts: z.array(accountSchema).min(1, { error
 export type Fixture = z.infer<typeof fixtureSchema>;
 export type FixtureConnection = z.infer<typeof connectionSchema>;
 export type FixtureSource = z.infer<typeof sourceSchema>;
+type FixtureBlocklist = z.infer<typeof blocklistSchema>;
 
 /** The `ref` → id map the seed command prints, one object per entity kind. */
 export interface RefMap {
@@ -219,7 +288,7 @@ export function parseFixture(input: unknown): Fixture {
   return parsed.data;
 }
 
-/** Refs are unique within the fixture; bindings, relays and key connections point inside their owner. */
+/** Refs are unique within the fixture; bindings, relays and key connections point inside their owner; CRM- and platform-specific objects fit their owner. */
 function checkReferences(fixture: Fixture): string[] {
   const problems: string[] = [];
   const seen = new Map<string, string>();
@@ -244,12 +313,16 @@ function checkReferences(fixture: Fixture): string[] {
       const at = `${accountAt}.connections[${c}]`;
       claim(connection.ref, at);
       problems.push(...checkCredentials(connection.crm, connection.credentials, `${at}.credentials`));
+      if (connection.crmRateLimit) problems.push(...checkCrmShape(connection.crm, 'rateLimit', connection.crmRateLimit, `${at}.crmRateLimit`));
       if (connection.ref) connectionRefs.add(connection.ref);
       const destinationRefs = new Set(connection.destinations.map((d) => d.ref).filter(isDefined));
       const relayRefs = new Set(connection.replyRelays.map((r) => r.ref).filter(isDefined));
       connection.destinations.forEach((d, i) => claim(d.ref, `${at}.destinations[${i}]`));
       connection.replyRelays.forEach((r, i) => claim(r.ref, `${at}.replyRelays[${i}]`));
-      connection.blocklists.forEach((b, i) => claim(b.ref, `${at}.blocklists[${i}]`));
+      connection.blocklists.forEach((b, i) => {
+        claim(b.ref, `${at}.blocklists[${i}]`);
+        problems.push(...checkBlocklist(connection.crm, b, `${at}.blocklists[${i}]`));
+      });
       connection.sources.forEach((source, s) => {
         const sourceAt = `${at}.sources[${s}]`;
         claim(source.ref, sourceAt);
@@ -310,6 +383,77 @@ const CREDENTIALS: Record<string, z.ZodType> = {
     .strict(),
   SALESFORCE: z.object({ instanceUrl: z.url({ protocol: /^https?$/, error: 'must be the org instance URL' }), accessToken: secret, ...oauthApp }).strict(),
 };
+
+/** The keys an object takes (`?` marks an optional one), as the README writes them: `{object, field?}`. */
+type Shape = readonly string[];
+
+/** What each CRM takes in its connection's `crmRateLimit` and its block lists' `crmSource`; other CRMs take neither. */
+const CRM_SHAPES: ReadonlyMap<string, { rateLimit: Shape; crmSource: Shape }> = new Map([
+  ['HUBSPOT', { rateLimit: ['requestsPer10s'], crmSource: ['listId'] }],
+  // `field` is optional only for Contact and Lead (connectionSchema fills it in); see checkCrmSource.
+  ['SALESFORCE', { rateLimit: ['maxConcurrency'], crmSource: ['object', 'field?'] }],
+]);
+
+/** The sequencers block lists can be pushed to, and what each takes in `sequencer` (a Map: platform names are free text). */
+const SEQUENCER_SHAPES: ReadonlyMap<string, Shape> = new Map([
+  ['smartlead', ['apiKey', 'clientId?']],
+  ['instantly', ['apiKey']],
+]);
+
+const SUPPORTED_CRMS = [...CRM_SHAPES.keys()].join(' and ');
+
+/** Checks a CRM-specific object against the shape of the connection's CRM. */
+function checkCrmShape(crm: string, kind: 'rateLimit' | 'crmSource', value: object, at: string): string[] {
+  const shapes = CRM_SHAPES.get(crm);
+  if (!shapes) return [`${at}: is only supported on ${SUPPORTED_CRMS} connections`];
+  return checkShape(value, shapes[kind], `a ${crm} connection`, at);
+}
+
+/** One message when keys of another shape are present (it names the right shape), else one per missing key. */
+function checkShape(value: object, shape: Shape, owner: string, at: string): string[] {
+  const allowed = shape.map((key) => key.replace(/\?$/, ''));
+  const present = Object.entries(value)
+    .filter(([, v]) => v !== undefined)
+    .map(([key]) => key);
+  const foreign = present.filter((key) => !allowed.includes(key));
+  if (foreign.length > 0) return [`${at}: ${owner} takes ${formatShape(shape)}, not ${formatShape(foreign)}`];
+  return shape.filter((key) => !key.endsWith('?') && !present.includes(key)).map((key) => `${at}.${key}: is required`);
+}
+
+/** A block list's `crmSource` against its connection's CRM and its own blockType; its `sequencer` against its platform. */
+function checkBlocklist(crm: string, blocklist: FixtureBlocklist, at: string): string[] {
+  const problems = checkCrmSource(crm, blocklist, at);
+  if (blocklist.sequencer) {
+    const shape = SEQUENCER_SHAPES.get(blocklist.platform);
+    problems.push(
+      ...(shape
+        ? checkShape(blocklist.sequencer, shape, `the ${blocklist.platform} sequencer`, `${at}.sequencer`)
+        : [`${at}.sequencer: block lists are pushed only to ${[...SEQUENCER_SHAPES.keys()].join(' and ')}, not ${blocklist.platform}`]),
+    );
+  }
+  return problems;
+}
+
+/** `crmSource` exactly when `hasCrmSource`, shaped for the CRM; Salesforce Accounts need a field and hold no Email. */
+function checkCrmSource(crm: string, { hasCrmSource, crmSource, blockType }: FixtureBlocklist, at: string): string[] {
+  if (!hasCrmSource) return crmSource ? [`${at}.crmSource: is only allowed when hasCrmSource is true`] : [];
+  if (!crmSource) {
+    const shapes = CRM_SHAPES.get(crm);
+    return shapes
+      ? [`${at}.crmSource: is required when hasCrmSource is true (a ${crm} connection takes ${formatShape(shapes.crmSource)})`]
+      : [`${at}.hasCrmSource: CRM sources are only supported on ${SUPPORTED_CRMS} connections (set hasCrmSource to false)`];
+  }
+  const problems = checkCrmShape(crm, 'crmSource', crmSource, `${at}.crmSource`);
+  if (problems.length > 0 || crmSource.object !== 'Account') return problems;
+  if (crmSource.field === undefined) problems.push(`${at}.crmSource.field: is required for Account (it has no standard opt-out checkbox)`);
+  if (blockType === 'ADDRESS') problems.push(`${at}.crmSource.object: an ADDRESS list reads Email, which Account does not have (use Contact or Lead)`);
+  return problems;
+}
+
+/** `['object', 'field?']` → `{object, field?}`. */
+function formatShape(keys: readonly string[]): string {
+  return `{${keys.join(', ')}}`;
+}
 
 /** `['accounts', 0, 'connections', 1, 'crm']` → `accounts[0].connections[1].crm`. */
 export function formatPath(path: readonly PropertyKey[]): string {

@@ -107,6 +107,7 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
       syncEnabled: connection.syncEnabled,
       deletedAt: connection.deleted ? new Date() : null,
       credentialsEncrypted: connection.credentials ? sealSecret(key, JSON.stringify(connection.credentials)) : null,
+      crmRateLimit: toJson(connection.crmRateLimit),
       ...(connection.createdAt ? { createdAt: connection.createdAt } : {}),
     },
   });
@@ -154,6 +155,10 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
         status: blocklist.status,
         isEnabled: blocklist.isEnabled,
         hasCrmSource: blocklist.hasCrmSource,
+        crmSource: toJson(blocklist.crmSource),
+        // The client id is public (the API shows it); only the key is secret, sealed like CRM credentials.
+        clientId: blocklist.sequencer?.clientId ?? null,
+        sequencerCredentialsEncrypted: blocklist.sequencer ? sealSecret(key, JSON.stringify({ apiKey: blocklist.sequencer.apiKey })) : null,
         lastFetchedAt: blocklist.entries.length > 0 ? new Date() : null,
         ...(blocklist.createdAt ? { createdAt: blocklist.createdAt } : {}),
         // A SYNCED list has pushed every entry it holds to the sequencer; any other state has pushed none yet.

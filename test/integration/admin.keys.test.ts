@@ -3,16 +3,16 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, listAccounts, revokeApiKey } from '../../src/admin/keys.js';
 import { hashApiKey } from '../../src/domain/secrets.js';
+import { seedTestAccounts, type TestAccounts } from '../support/accounts.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
 import { childEnv, tsxCommand } from '../support/processes.js';
-import { seedDemo } from '../support/rest.js';
 
 const run = promisify(execFile);
 let db: TestDatabase;
-let ids: Awaited<ReturnType<typeof seedDemo>>;
+let ids: TestAccounts;
 beforeAll(async () => {
   db = await createTestDatabase();
-  ids = await seedDemo(db.prisma);
+  ids = await seedTestAccounts(db.prisma);
 });
 afterAll(async () => {
   await db.drop();

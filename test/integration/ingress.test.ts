@@ -3,16 +3,21 @@
  * request row together with its sync job before the answer; everything else gets the spec's error shape.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiGet, around, KEYS, seedDemo } from '../support/rest.js';
+import { INGRESS, seedTestAccounts, type TestKeys } from '../support/accounts.js';
+import { apiGet, around } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 
 const ctx = useTestServer();
+const SMARTLEAD = `/webhooks/${INGRESS.acmeSmartlead}`;
+const [LEGACY_ID1, LEGACY_ID2] = INGRESS.acmeHeyreachLegacy;
+let keys: TestKeys;
 let acmeHubspot: number;
 let smartleadSource: number;
 let deletedSource: number;
 
 beforeAll(async () => {
-  const ids = await seedDemo(ctx.db.prisma);
+  const ids = await seedTestAccounts(ctx.db.prisma);
+  keys = ids.keys;
   acmeHubspot = ids.connections['acme-hubspot']!;
   smartleadSource = ids.sources['acme-smartlead']!;
   deletedSource = (
@@ -38,7 +43,7 @@ describe('accepted POSTs', () => {
     // As a sequencer sends it: key order, spacing and unicode kept byte for byte.
     const body = '{ "event_type": "EMAIL_SENT",\n  "to_email": "Jöse@Prospect.test", "subject": "Hi \\u00e9" }';
 
-    const res = await post('/webhooks/demoSmartleadAcme01', body);
+    const res = await post(SMARTLEAD, body);
 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
@@ -48,25 +53,25 @@ describe('accepted POSTs', () => {
       'SELECT body, path, source_id, connection_id FROM requests WHERE id = $1',
       [answer.requestId],
     );
-    expect(row).toEqual({ body, path: 'demoSmartleadAcme01', source_id: smartleadSource, connection_id: acmeHubspot });
+    expect(row).toEqual({ body, path: INGRESS.acmeSmartlead, source_id: smartleadSource, connection_id: acmeHubspot });
     expect(await jobsFor(answer.requestId)).toEqual([{ task_identifier: 'syncs__run', payload: { requestId: answer.requestId } }]);
     // Visible through the API like any request.
-    const list = await apiGet(ctx.server.baseUrl, `/requests?${around()}&sourceId=${smartleadSource}`, KEYS.acmeRead);
+    const list = await apiGet(ctx.server.baseUrl, `/requests?${around()}&sourceId=${smartleadSource}`, keys.acmeRead);
     expect(list.body.data.map((r: { id: number }) => r.id)).toContain(answer.requestId);
   });
 
   it('accepts the legacy /webhooks/<id1>/<id2> form, a trailing slash and a query string, and any content type', async () => {
-    const legacy = await post('/webhooks/demoLegacyAcme/heyreach01', '{"event_type":"message_sent"}', { 'content-type': 'text/plain' });
+    const legacy = await post(`/webhooks/${LEGACY_ID1}/${LEGACY_ID2}`, '{"event_type":"message_sent"}', { 'content-type': 'text/plain' });
     expect(legacy.status).toBe(200);
     const { requestId } = (await legacy.json()) as { requestId: number };
     const [row] = await ctx.db.query<{ path: string }>('SELECT path FROM requests WHERE id = $1', [requestId]);
     expect(row!.path).not.toBe('');
-    expect((await post('/webhooks/demoSmartleadAcme01/?source=smartlead', '{}')).status).toBe(200);
+    expect((await post(`${SMARTLEAD}/?source=smartlead`, '{}')).status).toBe(200);
   });
 
   it('accepts a body of exactly 1 MB', async () => {
     const filler = 'x'.repeat(1024 * 1024 - '{"a":""}'.length);
-    const res = await post('/webhooks/demoSmartleadAcme01', `{"a":"${filler}"}`);
+    const res = await post(SMARTLEAD, `{"a":"${filler}"}`);
     expect(res.status).toBe(200);
   });
 
@@ -74,7 +79,7 @@ describe('accepted POSTs', () => {
     const before = Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM requests'))[0]!.n);
     const answers = await Promise.all(
       Array.from({ length: 300 }, async (_, i) => {
-        const res = await post('/webhooks/demoSmartleadAcme01', JSON.stringify({ event_type: 'EMAIL_OPEN', to_email: `lead${i}@prospect.test`, n: i }));
+        const res = await post(SMARTLEAD, JSON.stringify({ event_type: 'EMAIL_OPEN', to_email: `lead${i}@prospect.test`, n: i }));
         expect(res.status).toBe(200);
         return ((await res.json()) as { requestId: number }).requestId;
       }),
@@ -100,7 +105,7 @@ describe('refused POSTs, in the spec error shape', () => {
     ['too many segments', '/webhooks/a/b/c'],
     ['a code with odd characters', '/webhooks/abc%20def'],
     ['a source of a deleted connection', '/webhooks/ingressOnDeletedConn1'],
-    ['an unknown legacy pair', '/webhooks/demoLegacyAcme/nope'],
+    ['an unknown legacy pair', `/webhooks/${LEGACY_ID1}/nope`],
   ])('404 for %s', async (_case, path) => {
     const res = await post(path, '{"event_type":"EMAIL_SENT"}');
     expect(res.status).toBe(404);
@@ -118,7 +123,7 @@ describe('refused POSTs, in the spec error shape', () => {
 
   it('413 for a body over 1 MB, declared or streamed', async () => {
     const big = 'a'.repeat(1024 * 1024 + 1);
-    const res = await post('/webhooks/demoSmartleadAcme01', big);
+    const res = await post(SMARTLEAD, big);
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ statusCode: 413, message: 'Request body exceeds the 1 MB limit', error: 'Payload Too Large' });
   });
@@ -128,13 +133,13 @@ describe('refused POSTs, in the spec error shape', () => {
     ['truncated JSON', '{"event_type":', 'Request body is not valid JSON'],
     ['empty', '', 'Request body is empty: send the event as JSON'],
   ])('400 for a body that is %s', async (_case, body, message) => {
-    const res = await post('/webhooks/demoSmartleadAcme01', body);
+    const res = await post(SMARTLEAD, body);
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ statusCode: 400, message, error: 'Bad Request' });
   });
 
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('JSON 404 for %s on an ingress URL, never HTML', async (method) => {
-    const res = await fetch(`${ctx.server.baseUrl}/webhooks/demoSmartleadAcme01`, { method });
+    const res = await fetch(`${ctx.server.baseUrl}${SMARTLEAD}`, { method });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
     const body = (await res.json()) as { message: string };

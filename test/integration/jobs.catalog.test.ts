@@ -5,6 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
 import { enqueue } from '../../src/jobs/enqueue.js';
@@ -14,15 +15,20 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 let db: TestDatabase;
+let pool: pg.Pool;
 let utils: WorkerUtils;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  utils = await makeWorkerUtils({ connectionString: db.url });
+  // A pool of our own, ended before the database is dropped (graphile-worker's release() does not wait for its own).
+  pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  pool.on('error', () => {});
+  utils = await makeWorkerUtils({ pgPool: pool });
 });
 
 afterAll(async () => {
   await utils?.release();
+  await pool?.end();
   await db?.drop();
 });
 

@@ -1,10 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_FIXTURE } from '../../src/admin/demo.js';
+import { parseFixture } from '../../src/admin/fixture.js';
 import { clusterDirFor } from '../../src/db/embedded.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
 import { apiFetch } from '../support/openapi.js';
@@ -12,6 +14,15 @@ import { childEnv, tsxCommand } from '../support/processes.js';
 import { freePort, reachableTempDir, startService } from '../support/service-process.js';
 
 const run = promisify(execFile);
+
+/**
+ * What the first `npm start` loads and announces. Read here rather than copied, so the demo can change
+ * without breaking these tests. The banner shows the first account's first written, unrevoked key and
+ * its first connection's first source (src/admin/demo.ts).
+ */
+const demo = parseFixture(JSON.parse(readFileSync(DEMO_FIXTURE, 'utf8')));
+const demoKey = demo.accounts[0]?.apiKeys.find((k) => k.key !== undefined && !k.revoked)?.key;
+const demoIngressCode = demo.accounts[0]?.connections[0]?.sources[0]?.ingressCode;
 
 function admin(env: Record<string, string>, ...args: string[]) {
   const [command, argv] = tsxCommand('src/admin/cli.ts', ...args);
@@ -48,13 +59,15 @@ describe('npm start on the embedded PostgreSQL', () => {
     try {
       await service.waitFor('curl -s');
       const base = `http://localhost:${env.PORT}`;
+      expect(demoKey, 'fixtures/demo.json gives its first account a written key for the banner').toMatch(/^svcapi_/);
+      expect(demoIngressCode, 'fixtures/demo.json gives its first source an ingress code for the banner').toEqual(expect.any(String));
       expect(service.stdout()).toContain(`Pipeline Sync Service is listening on ${base}`);
-      expect(service.stdout()).toContain('Demo API key:        svcapi_demoReadKeyAcme0000000000000001');
-      expect(service.stdout()).toContain(`Demo ingress URL:    ${base}/webhooks/demoSmartleadAcme01`);
+      expect(service.stdout()).toContain(`Demo API key:        ${demoKey}`);
+      expect(service.stdout()).toContain(`Demo ingress URL:    ${base}/webhooks/${demoIngressCode}`);
       expect(service.stdout()).toContain(`curl -s ${base}/health`);
-      expect(service.stdout()).toContain(`curl -s ${base}/api/v1/me -H "Authorization: Bearer svcapi_demoReadKeyAcme0000000000000001"`);
+      expect(service.stdout()).toContain(`curl -s ${base}/api/v1/me -H "Authorization: Bearer ${demoKey}"`);
       // The printed API line works as printed.
-      const me = await apiFetch(`http://127.0.0.1:${env.PORT}/api/v1/me`, { headers: { authorization: 'Bearer svcapi_demoReadKeyAcme0000000000000001' } });
+      const me = await apiFetch(`http://127.0.0.1:${env.PORT}/api/v1/me`, { headers: { authorization: `Bearer ${demoKey}` } });
       expect(me.status).toBe(200);
 
       const health = await apiFetch(`http://127.0.0.1:${env.PORT}/health/ready`);
@@ -62,7 +75,7 @@ describe('npm start on the embedded PostgreSQL', () => {
 
       // The admin CLI joins the running cluster.
       const { stdout } = await admin(env, 'list-accounts');
-      expect(JSON.parse(stdout).map((a: { email: string | null }) => a.email)).toEqual(['owner@acme.test', null]);
+      expect(JSON.parse(stdout).map((a: { email: string | null }) => a.email)).toEqual(demo.accounts.map((a) => a.email));
     } finally {
       const code = await service.stop('SIGTERM');
       expect(code).toBe(0);
@@ -120,7 +133,7 @@ describe('npm start on the embedded PostgreSQL', () => {
     try {
       await service.waitFor('curl -s');
       const { stdout } = await admin(env, 'list-accounts');
-      expect(JSON.parse(stdout)).toHaveLength(2);
+      expect(JSON.parse(stdout)).toHaveLength(demo.accounts.length);
     } finally {
       expect(await service.stop('SIGINT')).toBe(0);
     }

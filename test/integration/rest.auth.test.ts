@@ -1,24 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/secrets.js';
 import { apiFetch } from '../support/openapi.js';
-import { apiGet, KEYS, seedDemo } from '../support/rest.js';
+import { seedTestAccounts, type TestAccounts, type TestKeys } from '../support/accounts.js';
+import { apiGet } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 import { beforeAll } from 'vitest';
 
 const ctx = useTestServer();
-let seeded: Awaited<ReturnType<typeof seedDemo>>;
+let seeded: TestAccounts;
+let keys: TestKeys;
 beforeAll(async () => {
-  seeded = await seedDemo(ctx.db.prisma);
+  seeded = await seedTestAccounts(ctx.db.prisma);
+  keys = seeded.keys;
 });
 
 describe('authentication', () => {
+  // Headers as thunks: the keys exist only once beforeAll has seeded them.
   it.each([
-    ['no header', undefined],
-    ['another scheme', 'Basic abc'],
-    ['a malformed key', 'Bearer not-a-key'],
-    ['an unknown key', 'Bearer svcapi_unknownKey000000000000000001'],
-    ['a revoked key', `Bearer ${KEYS.acmeRevoked}`],
-  ])('answers %s with the one identical 401', async (_case, authorization) => {
+    ['no header', () => undefined],
+    ['another scheme', () => 'Basic abc'],
+    ['a malformed key', () => 'Bearer not-a-key'],
+    ['an unknown key', () => 'Bearer svcapi_unknownKey000000000000000001'],
+    ['a revoked key', () => `Bearer ${keys.acmeRevoked}`],
+  ])('answers %s with the one identical 401', async (_case, header) => {
+    const authorization = header();
     const res = await apiFetch(`${ctx.server.baseUrl}/api/v1/me`, authorization ? { headers: { authorization } } : {});
 
     expect(res.status).toBe(401);
@@ -28,13 +33,13 @@ describe('authentication', () => {
   });
 
   it('treats a rotated key like a revoked one', async () => {
-    await ctx.db.prisma.apiKey.update({ where: { keyHash: hashApiKey(KEYS.acmeWrite) }, data: { rotatedAt: new Date() } });
+    await ctx.db.prisma.apiKey.update({ where: { keyHash: hashApiKey(keys.acmeWrite) }, data: { rotatedAt: new Date() } });
     try {
-      const res = await apiGet(ctx.server.baseUrl, '/connections', KEYS.acmeWrite);
+      const res = await apiGet(ctx.server.baseUrl, '/connections', keys.acmeWrite);
       expect(res.status).toBe(401);
       expect(res.body.message).toBe('Invalid API key');
     } finally {
-      await ctx.db.prisma.apiKey.update({ where: { keyHash: hashApiKey(KEYS.acmeWrite) }, data: { rotatedAt: null } });
+      await ctx.db.prisma.apiKey.update({ where: { keyHash: hashApiKey(keys.acmeWrite) }, data: { rotatedAt: null } });
     }
   });
 
@@ -43,7 +48,7 @@ describe('authentication', () => {
     await ctx.db.prisma.connection.update({ where: { id: seeded.connections['globex-hubspot']! }, data: { apiEnabled: false } });
     try {
       for (const path of ['/me', '/connections', '/sources', `/syncs?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z`]) {
-        const res = await apiGet(ctx.server.baseUrl, path, KEYS.globexRead);
+        const res = await apiGet(ctx.server.baseUrl, path, keys.globexRead);
         expect(res.status).toBe(403);
         expect(res.body).toEqual({ statusCode: 403, message: 'API access is not enabled for this account', error: 'Forbidden' });
         expect(res.headers.get('x-ratelimit-limit')).toBeNull();
@@ -56,13 +61,13 @@ describe('authentication', () => {
   it('answers 403 when the account may not use the API, and to a key scoped to a deleted connection', async () => {
     await ctx.db.prisma.account.update({ where: { id: seeded.accounts.globex! }, data: { canUseApi: false } });
     try {
-      expect((await apiGet(ctx.server.baseUrl, '/me', KEYS.globexRead)).status).toBe(403);
+      expect((await apiGet(ctx.server.baseUrl, '/me', keys.globexRead)).status).toBe(403);
     } finally {
       await ctx.db.prisma.account.update({ where: { id: seeded.accounts.globex! }, data: { canUseApi: true } });
     }
     await ctx.db.prisma.connection.update({ where: { id: seeded.connections['acme-hubspot']! }, data: { deletedAt: new Date() } });
     try {
-      expect((await apiGet(ctx.server.baseUrl, '/me', KEYS.acmeHubspotOnly)).status).toBe(403);
+      expect((await apiGet(ctx.server.baseUrl, '/me', keys.acmeHubspotOnly)).status).toBe(403);
     } finally {
       await ctx.db.prisma.connection.update({ where: { id: seeded.connections['acme-hubspot']! }, data: { deletedAt: null } });
     }
@@ -100,14 +105,14 @@ describe('discovery and documentation', () => {
     ['GET', '/api/v1/accounts/outreach'],
     ['GET', '/api/v1/sources/1'],
   ])('%s %s, announced but not callable, is the JSON 404', async (method, path) => {
-    const res = await apiFetch(`${ctx.server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${KEYS.acmeWrite}` } });
+    const res = await apiFetch(`${ctx.server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${keys.acmeWrite}` } });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ statusCode: 404, message: `Cannot ${method} ${path}`, error: 'Not Found' });
     expect(res.headers.get('link')).toContain('rel="service-desc"');
   });
 
   it('unknown /api paths are JSON 404s with the Link header, key or no key', async () => {
-    for (const key of [undefined, KEYS.acmeRead]) {
+    for (const key of [undefined, keys.acmeRead]) {
       const res = await apiGet(ctx.server.baseUrl, '/connections/1/test', key);
       expect(res.status).toBe(404);
       expect(res.body.message).toBe('Cannot GET /api/v1/connections/1/test');

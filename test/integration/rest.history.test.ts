@@ -1,17 +1,18 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResponse } from '../support/openapi.js';
-import { apiGet, around, KEYS, seedDemo } from '../support/rest.js';
+import { seedTestAccounts, type TestAccounts, type TestKeys } from '../support/accounts.js';
+import { apiGet, around } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 
 /**
  * The observability routes of REST API v1 (requests, syncs, deliveries and their metrics, account
- * metrics) through real HTTP, on the demo fixture plus a few thousand generated history rows for both
- * accounts and both of acme's connections, spread over ~37 days well away from "now" (where the demo's
- * own history rows live).
+ * metrics) through real HTTP, on the test accounts plus a few thousand generated history rows for both
+ * accounts and both of acme's connections, spread over ~37 days well away from "now" (where the test
+ * fixture's own history rows live).
  */
 
 const ctx = useTestServer();
-const get = (path: string, key: string = KEYS.acmeRead) => apiGet(ctx.server.baseUrl, path, key);
+const get = (path: string, key: string = keys.acmeRead) => apiGet(ctx.server.baseUrl, path, key);
 
 const DAY = 86_400_000;
 const BASE = Date.parse('2025-01-01T00:00:00.000Z');
@@ -25,7 +26,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const win = (from: number, to: number) => `from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`;
 const W = win(W_FROM, W_TO);
 
-let ids: Awaited<ReturnType<typeof seedDemo>>;
+let ids: TestAccounts;
+let keys: TestKeys;
 /** Seeded ids, named. */
 let acme: number, globex: number;
 let HUB: number, SF: number, GX: number, PIPEDRIVE: number;
@@ -55,7 +57,8 @@ async function insertRequests(sourceIds: number[], count: number, start: number,
 }
 
 beforeAll(async () => {
-  ids = await seedDemo(ctx.db.prisma);
+  ids = await seedTestAccounts(ctx.db.prisma);
+  keys = ids.keys;
   acme = ids.accounts.acme!;
   globex = ids.accounts.globex!;
   HUB = ids.connections['acme-hubspot']!;
@@ -128,7 +131,7 @@ function acmeInW(extra = 'true', params: unknown[] = []): [string, unknown[]] {
 }
 
 /** Follows nextCursor from the first page to the last; checks each page's envelope on the way. */
-async function walk(path: string, key: string = KEYS.acmeRead, limit?: number): Promise<Row[]> {
+async function walk(path: string, key: string = keys.acmeRead, limit?: number): Promise<Row[]> {
   const rows: Row[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 200; page += 1) {
@@ -310,7 +313,7 @@ describe('ordering and cursor pagination', () => {
   });
 
   it('walks /requests page by page to exactly the rows of the window, once each', async () => {
-    const rows = await walk(`/requests?${W}`, KEYS.acmeRead, 500);
+    const rows = await walk(`/requests?${W}`, keys.acmeRead, 500);
 
     expect(rows.length).toBeGreaterThan(2900);
     expect(idsOf(rows)).toEqual(await sqlIds('requests', ...acmeInW()));
@@ -328,23 +331,23 @@ describe('ordering and cursor pagination', () => {
     const all = await walk(`/syncs?${W}`);
     expect(idsOf(all)).toEqual(await sqlIds('syncs', ...acmeInW()));
 
-    const ofSource = await walk(`/sources/${S_SMARTLEAD}/syncs?${W}`, KEYS.acmeRead, 137);
+    const ofSource = await walk(`/sources/${S_SMARTLEAD}/syncs?${W}`, keys.acmeRead, 137);
     expect(idsOf(ofSource)).toEqual(await sqlIds('syncs', ...acmeInW('source_id = $1', [S_SMARTLEAD])));
     expectNewestFirst(ofSource);
   });
 
   it('walks /deliveries and /sources/:sourceId/requests to the window rows', async () => {
-    const deliveries = await walk(`/deliveries?${W}`, KEYS.acmeRead, 500);
+    const deliveries = await walk(`/deliveries?${W}`, keys.acmeRead, 500);
     expect(idsOf(deliveries)).toEqual(await sqlIds('deliveries', ...acmeInW()));
 
-    const requests = await walk(`/sources/${S_INSTANTLY}/requests?${W}`, KEYS.acmeRead, 250);
+    const requests = await walk(`/sources/${S_INSTANTLY}/requests?${W}`, keys.acmeRead, 250);
     expect(idsOf(requests)).toEqual(await sqlIds('requests', ...acmeInW('source_id = $1', [S_INSTANTLY])));
     expect(requests.every((r) => r.sourceId === S_INSTANTLY && r.connectionId === SF)).toBe(true);
   });
 });
 
 describe('cursor security', () => {
-  const firstCursor = async (path: string, key: string = KEYS.acmeRead): Promise<string> => {
+  const firstCursor = async (path: string, key: string = keys.acmeRead): Promise<string> => {
     const res = await get(path, key);
     expect(res.body.nextCursor).toEqual(expect.any(String));
     return res.body.nextCursor as string;
@@ -399,13 +402,13 @@ describe('cursor security', () => {
 
   it("answers 400 to a cursor obtained with another account's key or another key's reach", async () => {
     // Setup
-    const globexCursor = await firstCursor(`/syncs?${W}&limit=5`, KEYS.globexRead);
-    const acmeCursor = await firstCursor(`/syncs?${W}&limit=5`, KEYS.acmeRead);
+    const globexCursor = await firstCursor(`/syncs?${W}&limit=5`, keys.globexRead);
+    const acmeCursor = await firstCursor(`/syncs?${W}&limit=5`, keys.acmeRead);
 
     // Action
-    const acmeWithGlobex = await get(`/syncs?${W}&limit=5&cursor=${encodeURIComponent(globexCursor)}`, KEYS.acmeRead);
-    const globexWithAcme = await get(`/syncs?${W}&limit=5&cursor=${encodeURIComponent(acmeCursor)}`, KEYS.globexRead);
-    const scopedWithAccount = await get(`/syncs?${W}&limit=5&cursor=${encodeURIComponent(acmeCursor)}`, KEYS.acmeHubspotOnly);
+    const acmeWithGlobex = await get(`/syncs?${W}&limit=5&cursor=${encodeURIComponent(globexCursor)}`, keys.acmeRead);
+    const globexWithAcme = await get(`/syncs?${W}&limit=5&cursor=${encodeURIComponent(acmeCursor)}`, keys.globexRead);
+    const scopedWithAccount = await get(`/syncs?${W}&limit=5&cursor=${encodeURIComponent(acmeCursor)}`, keys.acmeHubspotOnly);
 
     // Assertions
     expect400(acmeWithGlobex, /cursor/);
@@ -415,7 +418,7 @@ describe('cursor security', () => {
 });
 
 describe('sync status and metrics', () => {
-  it('shows the demo syncs around now, a never-recorded result as error', async () => {
+  it('shows the fixture syncs around now, a never-recorded result as error', async () => {
     const res = await get(`/syncs?${around()}&status=error`);
 
     expect(res.status).toBe(200);
@@ -439,7 +442,7 @@ describe('sync status and metrics', () => {
   });
 
   it('status=error returns the error rows and the ones whose status IS NULL, as "error"', async () => {
-    const rows = await walk(`/syncs?${W}&status=error`, KEYS.acmeRead, 500);
+    const rows = await walk(`/syncs?${W}&status=error`, keys.acmeRead, 500);
 
     const nullIds = await sqlIds('syncs', ...acmeInW('status IS NULL'));
     expect(nullIds.length).toBeGreaterThan(200);
@@ -450,7 +453,7 @@ describe('sync status and metrics', () => {
 
   it('status=success and status=warning return only those rows; an unknown status is a 400', async () => {
     for (const status of ['success', 'warning']) {
-      const rows = await walk(`/syncs?${W}&status=${status}`, KEYS.acmeRead, 500);
+      const rows = await walk(`/syncs?${W}&status=${status}`, keys.acmeRead, 500);
       expect(idsOf(rows)).toEqual(await sqlIds('syncs', ...acmeInW('status = $1::sync_status', [status])));
       expect(rows.every((r) => r.status === status)).toBe(true);
     }
@@ -461,7 +464,7 @@ describe('sync status and metrics', () => {
     // Action: the counts per status, and the lists walked per status
     const metrics = await get(`/syncs/metrics?${W}`);
     const listed: Record<string, number> = {};
-    for (const status of ['success', 'warning', 'error']) listed[status] = (await walk(`/syncs?${W}&status=${status}`, KEYS.acmeRead, 500)).length;
+    for (const status of ['success', 'warning', 'error']) listed[status] = (await walk(`/syncs?${W}&status=${status}`, keys.acmeRead, 500)).length;
     const [sql] = await ctx.db.query<{ success: string; warning: string; error: string }>(
       `SELECT count(*) FILTER (WHERE status = 'success') AS success, count(*) FILTER (WHERE status = 'warning') AS warning,
               count(*) FILTER (WHERE status = 'error' OR status IS NULL) AS error FROM syncs WHERE ${acmeInW()[0]}`,
@@ -482,14 +485,14 @@ describe('sync status and metrics', () => {
     ['sourceId and connectionId', () => `&sourceId=${S_HEYREACH}&connectionId=${HUB}`],
   ])('the /syncs/metrics sum equals the number of rows /syncs returns, with %s', async (_case, filters) => {
     const metrics = await get(`/syncs/metrics?${W}${filters()}`);
-    const rows = await walk(`/syncs?${W}${filters()}`, KEYS.acmeRead, 500);
+    const rows = await walk(`/syncs?${W}${filters()}`, keys.acmeRead, 500);
 
     expect(rows.length).toBeGreaterThan(900);
     expect(metrics.body.success + metrics.body.warning + metrics.body.error).toBe(rows.length);
     expect(metrics.body.error).toBe(rows.filter((r) => r.status === 'error').length);
   });
 
-  it('/syncs/metrics, /requests/metrics and the lists agree on the demo rows around now', async () => {
+  it('/syncs/metrics, /requests/metrics and the lists agree on the fixture rows around now', async () => {
     const window = around();
     const syncs = await walk(`/syncs?${window}`);
     const requests = await walk(`/requests?${window}`);
@@ -517,8 +520,8 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
       }
     }
     // and the other way round
-    expect404(await get(`/sources/${S_SMARTLEAD}/syncs?${W}`, KEYS.globexRead), `Source ${S_SMARTLEAD} not found`);
-    expect404(await get(`/requests/metrics?${W}&sourceId=${S_SMARTLEAD}`, KEYS.globexRead), `Source ${S_SMARTLEAD} not found`);
+    expect404(await get(`/sources/${S_SMARTLEAD}/syncs?${W}`, keys.globexRead), `Source ${S_SMARTLEAD} not found`);
+    expect404(await get(`/requests/metrics?${W}&sourceId=${S_SMARTLEAD}`, keys.globexRead), `Source ${S_SMARTLEAD} not found`);
   });
 
   it('gives an empty page and zero counts for a connectionId outside the key, not a 404', async () => {
@@ -536,16 +539,16 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
       });
     }
     // A connection-scoped key asking for the account's other connection.
-    expect((await get(`/syncs?${W}&connectionId=${SF}`, KEYS.acmeHubspotOnly)).body.data).toEqual([]);
+    expect((await get(`/syncs?${W}&connectionId=${SF}`, keys.acmeHubspotOnly)).body.data).toEqual([]);
   });
 
   it('shows a connection-scoped key only the rows of its connection', async () => {
     // Action
-    const requests = await walk(`/requests?${W}`, KEYS.acmeHubspotOnly, 500);
-    const syncs = await walk(`/syncs?${W}`, KEYS.acmeHubspotOnly, 500);
-    const deliveries = await walk(`/deliveries?${W}`, KEYS.acmeHubspotOnly, 500);
-    const metrics = await get(`/syncs/metrics?${W}`, KEYS.acmeHubspotOnly);
-    const requestCount = await get(`/requests/metrics?${W}`, KEYS.acmeHubspotOnly);
+    const requests = await walk(`/requests?${W}`, keys.acmeHubspotOnly, 500);
+    const syncs = await walk(`/syncs?${W}`, keys.acmeHubspotOnly, 500);
+    const deliveries = await walk(`/deliveries?${W}`, keys.acmeHubspotOnly, 500);
+    const metrics = await get(`/syncs/metrics?${W}`, keys.acmeHubspotOnly);
+    const requestCount = await get(`/requests/metrics?${W}`, keys.acmeHubspotOnly);
 
     // Assertions
     expect(idsOf(requests)).toEqual(await sqlIds('requests', ...acmeInW('connection_id = $1', [HUB])));
@@ -561,7 +564,7 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
 
   it("answers 404 to a connection-scoped key for its account's other connection's source, sync and destination", async () => {
     const [sfSync] = await ctx.db.query<{ id: string }>('SELECT id FROM syncs WHERE connection_id = $1 LIMIT 1', [SF]);
-    const key = KEYS.acmeHubspotOnly;
+    const key = keys.acmeHubspotOnly;
 
     expect404(await get(`/sources/${S_INSTANTLY}/requests?${W}`, key), `Source ${S_INSTANTLY} not found`);
     expect404(await get(`/syncs?${W}&sourceId=${S_INSTANTLY}`, key), `Source ${S_INSTANTLY} not found`);
@@ -572,10 +575,10 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
 
   it("never shows one account another's rows", async () => {
     // Action
-    const globexSyncs = await walk(`/syncs?${W}`, KEYS.globexRead, 500);
-    const globexRequests = await walk(`/requests?${W}`, KEYS.globexRead, 500);
-    const globexDeliveries = await walk(`/deliveries?${W}`, KEYS.globexRead, 500);
-    const acmeSyncs = await walk(`/syncs?${W}`, KEYS.acmeRead, 500);
+    const globexSyncs = await walk(`/syncs?${W}`, keys.globexRead, 500);
+    const globexRequests = await walk(`/requests?${W}`, keys.globexRead, 500);
+    const globexDeliveries = await walk(`/deliveries?${W}`, keys.globexRead, 500);
+    const acmeSyncs = await walk(`/syncs?${W}`, keys.acmeRead, 500);
 
     // Assertions
     const globexWhere = 'account_id = $1 AND created_at >= $2 AND created_at <= $3';
@@ -594,13 +597,13 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
     const [globexSync] = await ctx.db.query<{ id: string }>('SELECT id FROM syncs WHERE account_id = $1 LIMIT 1', [globex]);
     const [acmeSync] = await ctx.db.query<{ id: string }>('SELECT id FROM syncs WHERE account_id = $1 LIMIT 1', [acme]);
 
-    expect404(await get(`/syncs/${globexSync!.id}`, KEYS.acmeRead), `Sync ${globexSync!.id} not found`);
-    expect404(await get(`/syncs/${acmeSync!.id}`, KEYS.globexRead), `Sync ${acmeSync!.id} not found`);
+    expect404(await get(`/syncs/${globexSync!.id}`, keys.acmeRead), `Sync ${globexSync!.id} not found`);
+    expect404(await get(`/syncs/${acmeSync!.id}`, keys.globexRead), `Sync ${acmeSync!.id} not found`);
     expect404(await get('/syncs/999999999999'), 'Sync 999999999999 not found');
     expect404(await get('/syncs/abc'), 'Sync abc not found');
     expect404(await get('/syncs/0'), 'Sync 0 not found');
 
-    const own = await get(`/syncs/${globexSync!.id}`, KEYS.globexRead);
+    const own = await get(`/syncs/${globexSync!.id}`, keys.globexRead);
     expect(own.status).toBe(200);
     expect(own.body).toMatchObject({ id: Number(globexSync!.id), connectionId: GX, sourceId: S_LEMLIST });
   });
@@ -612,9 +615,9 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
     await ctx.db.query('UPDATE connections SET deleted_at = now() WHERE id = $1', [SF]);
     try {
       // Action
-      const requests = await walk(`/requests?${W}`, KEYS.acmeRead, 500);
-      const syncs = await walk(`/syncs?${W}`, KEYS.acmeRead, 500);
-      const deliveries = await walk(`/deliveries?${W}`, KEYS.acmeRead, 500);
+      const requests = await walk(`/requests?${W}`, keys.acmeRead, 500);
+      const syncs = await walk(`/syncs?${W}`, keys.acmeRead, 500);
+      const deliveries = await walk(`/deliveries?${W}`, keys.acmeRead, 500);
       const metrics = await get(`/account/metrics?${W}`);
 
       // Assertions
@@ -640,7 +643,7 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
 
 describe('deliveries', () => {
   it('lists the deliveries of one destination, filtered by status', async () => {
-    const all = await walk(`/destinations/${D_MIRROR}/deliveries?${W}`, KEYS.acmeRead, 500);
+    const all = await walk(`/destinations/${D_MIRROR}/deliveries?${W}`, keys.acmeRead, 500);
     expect(idsOf(all)).toEqual(await sqlIds('deliveries', ...acmeInW('destination_id = $1', [D_MIRROR])));
     expect(Object.keys(all[0]!).sort()).toEqual(
       [
@@ -662,7 +665,7 @@ describe('deliveries', () => {
     expect(all[0]).toMatchObject({ destinationUrl: 'https://hooks.acme.test/pipeline', eventType: 'EMAIL_SENT' });
 
     for (const status of ['success', 'error']) {
-      const rows = await walk(`/destinations/${D_MIRROR}/deliveries?${W}&status=${status}`, KEYS.acmeRead, 500);
+      const rows = await walk(`/destinations/${D_MIRROR}/deliveries?${W}&status=${status}`, keys.acmeRead, 500);
       expect(idsOf(rows)).toEqual(await sqlIds('deliveries', ...acmeInW('destination_id = $1 AND status = $2::delivery_status', [D_MIRROR, status])));
       expect(rows.length).toBeGreaterThan(50);
       expect(rows.every((r) => r.status === status && r.destinationId === D_MIRROR)).toBe(true);
@@ -674,10 +677,10 @@ describe('deliveries', () => {
 
   it("answers 404 Destination <id> not found for another account's, an unknown or a non-numeric destination", async () => {
     for (const [id, key] of [
-      [D_GX, KEYS.acmeRead],
-      [D_MIRROR, KEYS.globexRead],
-      [999_999, KEYS.acmeRead],
-      ['abc', KEYS.acmeRead],
+      [D_GX, keys.acmeRead],
+      [D_MIRROR, keys.globexRead],
+      [999_999, keys.acmeRead],
+      ['abc', keys.acmeRead],
     ] as const) {
       expect404(await get(`/destinations/${id}/deliveries?${W}`, key), `Destination ${id} not found`);
       expect404(await get(`/destinations/${id}/deliveries/metrics?${W}`, key), `Destination ${id} not found`);
@@ -688,13 +691,13 @@ describe('deliveries', () => {
   it('counts the deliveries of one destination by status, as the list returns them', async () => {
     for (const destination of [D_MIRROR, D_SLACK, D_SF]) {
       const metrics = await get(`/destinations/${destination}/deliveries/metrics?${W}`);
-      const rows = await walk(`/destinations/${destination}/deliveries?${W}`, KEYS.acmeRead, 500);
+      const rows = await walk(`/destinations/${destination}/deliveries?${W}`, keys.acmeRead, 500);
 
       expect(metrics.status).toBe(200);
       expect(metrics.body).toEqual({ success: rows.filter((r) => r.status === 'success').length, error: rows.filter((r) => r.status === 'error').length });
       expect(rows.length).toBeGreaterThan(100);
     }
-    expect((await get(`/destinations/${D_GX}/deliveries/metrics?${W}`, KEYS.globexRead)).body.success).toBeGreaterThan(0);
+    expect((await get(`/destinations/${D_GX}/deliveries/metrics?${W}`, keys.globexRead)).body.success).toBeGreaterThan(0);
   });
 
   it('filters the account-wide export by destinationId, sourceId and connectionId', async () => {
@@ -711,7 +714,7 @@ describe('deliveries', () => {
       ],
     ];
     for (const [query, where, params] of cases) {
-      const rows = await walk(`/deliveries?${W}&${query}`, KEYS.acmeRead, 500);
+      const rows = await walk(`/deliveries?${W}&${query}`, keys.acmeRead, 500);
       expect(idsOf(rows), query).toEqual(await sqlIds('deliveries', ...acmeInW(where, params)));
     }
   });
@@ -733,10 +736,10 @@ describe('GET /api/v1/account/metrics', () => {
 
   it('is the sum of the requests, syncs and deliveries metrics for the same window', async () => {
     for (const [query, key, destinations] of [
-      [W, KEYS.acmeRead, [D_MIRROR, D_SLACK, D_SF]],
-      [W, KEYS.acmeHubspotOnly, [D_MIRROR, D_SLACK]],
-      [W, KEYS.globexRead, [D_GX]],
-      [around(), KEYS.acmeRead, [D_MIRROR, D_SLACK, D_SF]],
+      [W, keys.acmeRead, [D_MIRROR, D_SLACK, D_SF]],
+      [W, keys.acmeHubspotOnly, [D_MIRROR, D_SLACK]],
+      [W, keys.globexRead, [D_GX]],
+      [around(), keys.acmeRead, [D_MIRROR, D_SLACK, D_SF]],
     ] as const) {
       const res = await get(`/account/metrics?${query}`, key);
       expect(res.status).toBe(200);

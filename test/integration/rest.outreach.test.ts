@@ -1,12 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/rest/openapi.js';
 import { apiFetch, type ApiResponse } from '../support/openapi.js';
-import { apiGet, KEYS, seedDemo } from '../support/rest.js';
+import { seedTestAccounts, type TestKeys } from '../support/accounts.js';
+import { apiGet } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 
 /**
  * GET /api/v1/contacts/outreach (spec: the 13 numbered rules and the Contact outreach response) through
- * real HTTP, on the demo fixture plus log rows each test inserts for its own contacts: syncs and
+ * real HTTP, on the test accounts plus log rows each test inserts for its own contacts: syncs and
  * destination deliveries (both carry the inbound payload's request id) and lead category signals.
  */
 
@@ -18,6 +19,7 @@ const HOUR = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms);
 const iso = (at: Date) => at.toISOString();
 
+let keys: TestKeys;
 let acme: number, globex: number;
 let SF: number, GX: number, PIPEDRIVE: number;
 let S_SMARTLEAD: number, S_HEYREACH: number, S_INSTANTLY: number, S_LEMLIST: number, S_PIPEDRIVE: number;
@@ -32,7 +34,8 @@ interface SourceRow {
 const sources = new Map<number, SourceRow>();
 
 beforeAll(async () => {
-  const ids = await seedDemo(ctx.db.prisma);
+  const ids = await seedTestAccounts(ctx.db.prisma);
+  keys = ids.keys;
   acme = ids.accounts.acme!;
   globex = ids.accounts.globex!;
   SF = ids.connections['acme-salesforce']!;
@@ -135,7 +138,7 @@ async function signal(contact: string, name: string, at: Date, sourceId: number 
 type Params = Record<string, string | string[]>;
 
 /** GET /contacts/outreach with the given parameters (an array repeats the parameter). */
-function outreach(params: Params | string, key: string | null = KEYS.acmeRead): Promise<ApiResponse> {
+function outreach(params: Params | string, key: string | null = keys.acmeRead): Promise<ApiResponse> {
   let query: string;
   if (typeof params === 'string') query = params;
   else {
@@ -147,7 +150,7 @@ function outreach(params: Params | string, key: string | null = KEYS.acmeRead): 
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- schema-checked body
-async function ok(params: Params | string, key: string = KEYS.acmeRead): Promise<any> {
+async function ok(params: Params | string, key: string = keys.acmeRead): Promise<any> {
   const res = await outreach(params, key);
   expect(res.status, res.text).toBe(200);
   return res.body;
@@ -227,7 +230,7 @@ describe('rule 1: every identity given is OR-unioned into one aggregate', () => 
     ]);
   });
 
-  it("unions the demo fixture's jane across her email and her professional profile", async () => {
+  it("unions the test fixture's jane across her email and her professional profile", async () => {
     const res = await ok({ email: 'jane@prospect.test', profileUrl: 'linkedin.com/in/jane-prospect' });
 
     // EMAIL_SENT and EMAIL_REPLY from smartlead (the reply reached a sync and two deliveries), MESSAGE_SENT from heyreach.
@@ -918,7 +921,7 @@ describe('deprecated top-level email', () => {
 
 describe('authentication, account isolation and connection scope', () => {
   it('answers 401 without a valid key, before looking at the parameters', async () => {
-    for (const key of [null, KEYS.acmeRevoked]) {
+    for (const key of [null, keys.acmeRevoked]) {
       for (const query of ['email=jane@prospect.test', '', 'email=acme.com']) {
         const res = await outreach(query, key);
         expect(res.status).toBe(401);
@@ -933,7 +936,7 @@ describe('authentication, account isolation and connection scope', () => {
   it('answers 403 to a key that reaches no API-enabled connection', async () => {
     await ctx.db.prisma.connection.update({ where: { id: GX }, data: { apiEnabled: false } });
     try {
-      const res = await outreach({ email: 'jane@prospect.test' }, KEYS.globexRead);
+      const res = await outreach({ email: 'jane@prospect.test' }, keys.globexRead);
       expect(res.status).toBe(403);
       expect(res.body.error).toBe('Forbidden');
     } finally {
@@ -955,7 +958,7 @@ describe('authentication, account isolation and connection scope', () => {
 
     // Action
     const asAcme = await ok({ email: to });
-    const asGlobex = await ok({ email: to }, KEYS.globexRead);
+    const asGlobex = await ok({ email: to }, keys.globexRead);
 
     // Assertions
     expect(asAcme.summary).toMatchObject({ totalEvents: 1, lastTouchAt: iso(acmeAt), lastPlatform: 'smartlead' });
@@ -969,8 +972,8 @@ describe('authentication, account isolation and connection scope', () => {
 
     expect(await ok({ email: 'globex.only@prospect.test' })).toEqual(nothing('globex.only@prospect.test'));
     expect(await ok({ profileUrl: 'linkedin.com/in/globex-only' })).toEqual(nothing(null, ['https://www.linkedin.com/in/globex-only']));
-    // The demo's jane is acme's alone.
-    expect(await ok({ email: 'jane@prospect.test' }, KEYS.globexRead)).toEqual(nothing('jane@prospect.test'));
+    // The test fixture's jane is acme's alone.
+    expect(await ok({ email: 'jane@prospect.test' }, keys.globexRead)).toEqual(nothing('jane@prospect.test'));
   });
 
   it("gives a connection-scoped key only its connection's rows and signals", async () => {
@@ -987,7 +990,7 @@ describe('authentication, account isolation and connection scope', () => {
 
     // Action
     const whole = await ok({ email: to });
-    const scoped = await ok({ email: to }, KEYS.acmeHubspotOnly);
+    const scoped = await ok({ email: to }, keys.acmeHubspotOnly);
 
     // Assertions
     expect(whole.summary).toMatchObject({ totalEvents: 3, everCalled: true, lastPlatform: 'instantly' });
@@ -1005,7 +1008,7 @@ describe('authentication, account isolation and connection scope', () => {
     expect(scoped.outcomes).toMatchObject({ unsubscribed: false, lastCategoryName: 'Interested' });
     expect(scoped.doNotContact).toEqual({ value: false, reasons: [] });
 
-    expect(await ok({ email: 'salesforce.only@prospect.test' }, KEYS.acmeHubspotOnly)).toEqual(nothing('salesforce.only@prospect.test'));
+    expect(await ok({ email: 'salesforce.only@prospect.test' }, keys.acmeHubspotOnly)).toEqual(nothing('salesforce.only@prospect.test'));
     expect((await ok({ email: 'salesforce.only@prospect.test' })).found).toBe(true);
   });
 
@@ -1029,7 +1032,7 @@ describe('authentication, account isolation and connection scope', () => {
 describe('rule 13: its own rate bucket', () => {
   it('carries no X-RateLimit-* headers and takes nothing from the general account bucket', async () => {
     // Setup: a general route shows the account bucket's headers
-    const before = await apiGet(ctx.server.baseUrl, '/me', KEYS.acmeRead);
+    const before = await apiGet(ctx.server.baseUrl, '/me', keys.acmeRead);
     expect(before.headers.get('x-ratelimit-limit')).not.toBeNull();
     const remaining = Number(before.headers.get('x-ratelimit-remaining'));
 
@@ -1039,13 +1042,13 @@ describe('rule 13: its own rate bucket', () => {
       await outreach({ email: 'jane@prospect.test', profileUrl: 'linkedin.com/in/jane-prospect' }),
       await outreach({ email: 'acme.com' }),
       await outreach(''),
-      await outreach({ email: 'bucket@prospect.test' }, KEYS.globexRead),
+      await outreach({ email: 'bucket@prospect.test' }, keys.globexRead),
       await outreach({ email: 'bucket@prospect.test' }, null),
     ];
     expect(answers.map((r) => r.status)).toEqual([200, 200, 400, 400, 200, 401]);
     for (const res of answers) expect(rateHeaders(res)).toEqual(NO_RATE_HEADERS);
 
-    const after = await apiGet(ctx.server.baseUrl, '/me', KEYS.acmeRead);
+    const after = await apiGet(ctx.server.baseUrl, '/me', keys.acmeRead);
     expect(Number(after.headers.get('x-ratelimit-remaining'))).toBe(remaining - 1);
   });
 
@@ -1055,7 +1058,7 @@ describe('rule 13: its own rate bucket', () => {
         (await ctx.db.query<{ bucket: string; hits: number }>('SELECT bucket, hits FROM rate_limit_windows')).map((r) => [r.bucket, Number(r.hits)]),
       );
     // A general route opens this client's per-IP window.
-    expect((await apiGet(ctx.server.baseUrl, '/me', KEYS.acmeRead)).status).toBe(200);
+    expect((await apiGet(ctx.server.baseUrl, '/me', keys.acmeRead)).status).toBe(200);
     const before = await windows();
 
     await outreach({ email: 'bucket.count@prospect.test' });

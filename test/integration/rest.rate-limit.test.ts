@@ -5,9 +5,9 @@
  * counters, never by waiting a minute.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedTestAccounts, type TestKeys } from '../support/accounts.js';
 import { apiFetch } from '../support/openapi.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
-import { KEYS, seedDemo } from '../support/rest.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { freePort, startService } from '../support/service-process.js';
 
@@ -16,12 +16,14 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 
 let db: TestDatabase;
 let server: TestServer;
+let keys: TestKeys;
 let acmeId: number;
 let ipCounter = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  const seeded = await seedDemo(db.prisma);
+  const seeded = await seedTestAccounts(db.prisma);
+  keys = seeded.keys;
   acmeId = seeded.accounts.acme!;
   // Behind one proxy: the client address is the last X-Forwarded-For entry, so each test can be its own client.
   server = await startTestServer(db, { ...SPEC_LIMITS, TRUST_PROXY: 'true' });
@@ -65,7 +67,7 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
     const started = Date.now();
     for (let i = 1; i <= 120; i += 1) {
       // Alternating keys of one account share the bucket.
-      const res = await get('/me', i % 2 ? KEYS.acmeRead : KEYS.acmeWrite);
+      const res = await get('/me', i % 2 ? keys.acmeRead : keys.acmeWrite);
       expect(res.status).toBe(200);
       expect(res.headers.get('x-ratelimit-limit')).toBe('120');
       expect(res.headers.get('x-ratelimit-remaining')).toBe(String(120 - i));
@@ -74,7 +76,7 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
       expect(reset).toBeGreaterThanOrEqual(Math.floor(60 - (Date.now() - started) / 1000));
       expect(reset).toBeLessThanOrEqual(61);
     }
-    const rejected = await get('/sources', KEYS.acmeHubspotOnly);
+    const rejected = await get('/sources', keys.acmeHubspotOnly);
     expect(rejected.status).toBe(429);
     expect(rejected.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
     expect(rejected.body.message).toMatch(/120 requests per 60 seconds/);
@@ -85,7 +87,7 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
     });
     expect(rejected.headers.get('retry-after')).toBe(rejected.headers.get('x-ratelimit-reset'));
     // Another account is not affected.
-    const globex = await get('/me', KEYS.globexRead);
+    const globex = await get('/me', keys.globexRead);
     expect(globex.status).toBe(200);
     expect(globex.headers.get('x-ratelimit-remaining')).toBe('119');
   });
@@ -94,12 +96,12 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
     await clear();
     const started = Date.now();
     const elapsed = () => (Date.now() - started) / 1000;
-    for (let i = 0; i < 120; i += 1) expect((await get('/me', KEYS.acmeRead)).status).toBe(200);
+    for (let i = 0; i < 120; i += 1) expect((await get('/me', keys.acmeRead)).status).toBe(200);
     // 40 s later: full, and the next slot frees when the first hit's second is over 60 s old: 20 to 21 s
     // after the first hit was made, less the time this test has taken since.
     await age(`account:${acmeId}`, 40_000);
     for (let i = 0; i < 10; i += 1) {
-      const res = await get('/connections', KEYS.acmeRead);
+      const res = await get('/connections', keys.acmeRead);
       expect(res.status).toBe(429);
       const wait = Number(res.headers.get('retry-after'));
       expect(wait).toBeGreaterThanOrEqual(Math.floor(20 - elapsed()));
@@ -108,7 +110,7 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
     const rejectedAt = Date.now();
     // 25 s later the 120 accepted hits have left the window; the 10 rejected ones have not.
     await age(`account:${acmeId}`, 25_000);
-    const res = await get('/me', KEYS.acmeRead);
+    const res = await get('/me', keys.acmeRead);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-ratelimit-remaining')).toBe(String(120 - 11));
     // The next slot frees when the oldest rejected hit (25 s older now) leaves: 35 to 36 s after it was made.
@@ -118,9 +120,9 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
 
   it('is a sliding window: hits from 57 s ago still count', async () => {
     await clear();
-    for (let i = 0; i < 120; i += 1) await get('/me', KEYS.acmeRead);
+    for (let i = 0; i < 120; i += 1) await get('/me', keys.acmeRead);
     await age(`account:${acmeId}`, 57_000);
-    const res = await get('/me', KEYS.acmeRead);
+    const res = await get('/me', keys.acmeRead);
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(5);
   });
@@ -128,7 +130,7 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
   it('puts the headers on 400, 404 and every other authenticated answer of general routes', async () => {
     await clear();
     for (const path of ['/syncs', '/syncs/999999', '/destinations/abc', '/account/status', '/blocklists']) {
-      const res = await get(path, KEYS.acmeRead);
+      const res = await get(path, keys.acmeRead);
       expect(res.status, path).not.toBe(429);
       expect(res.headers.get('x-ratelimit-limit'), path).toBe('120');
     }
@@ -141,18 +143,18 @@ describe('per-account limit: 120 per 60 s, sliding, shared by all keys of the ac
     expect(rateHeaders(unauthenticated.headers)).toEqual({ 'x-ratelimit-limit': null, 'x-ratelimit-remaining': null, 'x-ratelimit-reset': null });
     await db.prisma.account.update({ where: { id: acmeId }, data: { canUseApi: false } });
     try {
-      const forbidden = await get('/me', KEYS.acmeRead);
+      const forbidden = await get('/me', keys.acmeRead);
       expect(forbidden.status).toBe(403);
       expect(rateHeaders(forbidden.headers)).toEqual({ 'x-ratelimit-limit': null, 'x-ratelimit-remaining': null, 'x-ratelimit-reset': null });
     } finally {
       await db.prisma.account.update({ where: { id: acmeId }, data: { canUseApi: true } });
     }
     for (const path of ['/api/v1/openapi.json', '/api/v1/openapi.yaml', '/health', '/health/live', '/health/ready']) {
-      const res = await apiFetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${KEYS.acmeRead}` } });
+      const res = await apiFetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${keys.acmeRead}` } });
       expect(res.status, path).toBe(200);
       expect(rateHeaders(res.headers), path).toEqual({ 'x-ratelimit-limit': null, 'x-ratelimit-remaining': null, 'x-ratelimit-reset': null });
     }
-    const first = await get('/me', KEYS.acmeRead);
+    const first = await get('/me', keys.acmeRead);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('119');
   });
 });
@@ -164,7 +166,7 @@ describe('per-IP limit: 120 per 60 s, fixed, before key validation', () => {
     for (let i = 0; i < 60; i += 1) expect((await get('/me', 'svcapi_guess00000000000000000000000000', ip)).status).toBe(401);
     for (let i = 0; i < 30; i += 1) expect((await get('/me', undefined, ip)).status).toBe(401);
     for (let i = 0; i < 30; i += 1) expect((await get('/openapi.json', undefined, ip)).status).toBe(200);
-    const refused = await get('/me', KEYS.acmeRead, ip);
+    const refused = await get('/me', keys.acmeRead, ip);
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests' });
     expect(refused.body.message).toMatch(/IP address/);
@@ -176,7 +178,7 @@ describe('per-IP limit: 120 per 60 s, fixed, before key validation', () => {
     expect((await get('/openapi.json', undefined, ip)).status).toBe(429);
     expect((await apiFetch(`${server.baseUrl}/health/ready`, { headers: { 'x-forwarded-for': ip } })).status).toBe(200);
     // Another address goes through, and the account never saw the refused requests.
-    const other = await get('/me', KEYS.acmeRead, '203.0.113.10');
+    const other = await get('/me', keys.acmeRead, '203.0.113.10');
     expect(other.status).toBe(200);
     expect(other.headers.get('x-ratelimit-remaining')).toBe('119');
   });
@@ -195,8 +197,8 @@ describe('per-IP limit: 120 per 60 s, fixed, before key validation', () => {
     const direct = await startTestServer(db, { ...SPEC_LIMITS, RATE_LIMIT_PER_ACCOUNT: '0' });
     try {
       // Every request claims another address; without a trusted proxy they are all 127.0.0.1.
-      for (let i = 0; i < 120; i += 1) expect((await get('/me', KEYS.acmeRead, nextIp(), direct.baseUrl)).status).toBe(200);
-      expect((await get('/me', KEYS.acmeRead, nextIp(), direct.baseUrl)).status).toBe(429);
+      for (let i = 0; i < 120; i += 1) expect((await get('/me', keys.acmeRead, nextIp(), direct.baseUrl)).status).toBe(200);
+      expect((await get('/me', keys.acmeRead, nextIp(), direct.baseUrl)).status).toBe(429);
       const buckets = await db.query<{ bucket: string }>("SELECT bucket FROM rate_limit_windows WHERE bucket LIKE 'ip:%'");
       expect(buckets.map((b) => b.bucket)).toEqual([expect.stringMatching(/^ip:(::ffff:)?127\.0\.0\.1$/)]);
     } finally {
@@ -211,20 +213,20 @@ describe('outreach bucket: 600 per 60 s per account, fixed, no X-RateLimit-* hea
     const ip = '203.0.113.30';
     for (let i = 0; i < 600; i += 1) {
       // One address throughout: outreach is not under the per-IP limit of general routes.
-      const res = await get(`/contacts/outreach?email=lead${i}@example.com`, KEYS.acmeRead, ip);
+      const res = await get(`/contacts/outreach?email=lead${i}@example.com`, keys.acmeRead, ip);
       expect(res.status).toBe(200);
       if (i % 100 === 0) expect(rateHeaders(res.headers)).toEqual({ 'x-ratelimit-limit': null, 'x-ratelimit-remaining': null, 'x-ratelimit-reset': null });
     }
-    const refused = await get('/contacts/outreach?email=one-more@example.com', KEYS.acmeWrite, ip);
+    const refused = await get('/contacts/outreach?email=one-more@example.com', keys.acmeWrite, ip);
     expect(refused.status).toBe(429);
     expect(refused.body.message).toMatch(/600 requests per 60 seconds/);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(rateHeaders(refused.headers)).toEqual({ 'x-ratelimit-limit': null, 'x-ratelimit-remaining': null, 'x-ratelimit-reset': null });
     // The general bucket of the account is untouched, and another account's outreach bucket too.
-    const me = await get('/me', KEYS.acmeRead);
+    const me = await get('/me', keys.acmeRead);
     expect(me.status).toBe(200);
     expect(me.headers.get('x-ratelimit-remaining')).toBe('119');
-    expect((await get('/contacts/outreach?email=lead@example.com', KEYS.globexRead, ip)).status).toBe(200);
+    expect((await get('/contacts/outreach?email=lead@example.com', keys.globexRead, ip)).status).toBe(200);
   });
 });
 
@@ -245,11 +247,11 @@ describe('shared across API processes', () => {
       await Promise.all(services.map((s) => s.waitFor('"msg":"started"')));
       const bases = ports.map((port) => `http://127.0.0.1:${port}`);
       for (let i = 0; i < 120; i += 1) {
-        const res = await get('/me', KEYS.acmeRead, nextIp(), bases[i % 2]);
+        const res = await get('/me', keys.acmeRead, nextIp(), bases[i % 2]);
         expect(res.status).toBe(200);
         expect(res.headers.get('x-ratelimit-remaining')).toBe(String(119 - i));
       }
-      for (const b of bases) expect((await get('/me', KEYS.acmeRead, nextIp(), b)).status).toBe(429);
+      for (const b of bases) expect((await get('/me', keys.acmeRead, nextIp(), b)).status).toBe(429);
     } finally {
       await Promise.all(services.map((s) => s.stop('SIGTERM')));
     }

@@ -1,13 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiGet, KEYS, seedDemo } from '../support/rest.js';
+import { INGRESS, seedTestAccounts, type TestAccounts, type TestKeys } from '../support/accounts.js';
+import { apiGet } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 
 const ctx = useTestServer();
-let ids: Awaited<ReturnType<typeof seedDemo>>;
+let ids: TestAccounts;
+let keys: TestKeys;
 beforeAll(async () => {
-  ids = await seedDemo(ctx.db.prisma);
+  ids = await seedTestAccounts(ctx.db.prisma);
+  keys = ids.keys;
 });
-const get = (path: string, key: string = KEYS.acmeRead) => apiGet(ctx.server.baseUrl, path, key);
+const get = (path: string, key: string = keys.acmeRead) => apiGet(ctx.server.baseUrl, path, key);
 
 describe('GET /api/v1/me', () => {
   it('describes the account, the key, its connections and all eleven links', async () => {
@@ -15,10 +18,10 @@ describe('GET /api/v1/me', () => {
 
     expect(res.status).toBe(200);
     expect(res.body.account).toEqual({ id: ids.accounts.acme, email: 'owner@acme.test' });
-    expect(res.body.apiKey).toEqual({ name: 'Demo read key', scopes: ['read'], connectionScope: 'account', connectionId: null });
+    expect(res.body.apiKey).toEqual({ name: 'Acme read key', scopes: ['read'], connectionScope: 'account', connectionId: null });
     expect(res.body.connections).toEqual([
       { id: ids.connections['acme-hubspot'], crm: 'HUBSPOT', organizationId: '24681357', organizationDomain: 'acme.test' },
-      { id: ids.connections['acme-salesforce'], crm: 'SALESFORCE', organizationId: '00D5g000000DEMO', organizationDomain: null },
+      { id: ids.connections['acme-salesforce'], crm: 'SALESFORCE', organizationId: '00D5g000000TEST', organizationDomain: null },
     ]);
     expect(Object.keys(res.body.links)).toEqual([
       'accountStatus',
@@ -38,7 +41,7 @@ describe('GET /api/v1/me', () => {
   });
 
   it('gives a connection-scoped key exactly its connection', async () => {
-    const res = await get('/me', KEYS.acmeHubspotOnly);
+    const res = await get('/me', keys.acmeHubspotOnly);
     expect(res.body.apiKey).toMatchObject({ connectionScope: 'connection', connectionId: ids.connections['acme-hubspot'] });
     expect(res.body.connections.map((c: { id: number }) => c.id)).toEqual([ids.connections['acme-hubspot']]);
   });
@@ -61,7 +64,7 @@ describe('GET /api/v1/connections', () => {
         id: ids.connections['acme-salesforce'],
         crm: 'SALESFORCE',
         status: 'disconnected',
-        organizationId: '00D5g000000DEMO',
+        organizationId: '00D5g000000TEST',
         organizationDomain: null,
         capabilities: { sync: true, destinations: true, blocklists: true },
         createdAt: expect.any(String),
@@ -70,7 +73,7 @@ describe('GET /api/v1/connections', () => {
   });
 
   it('shows capabilities from the account flags', async () => {
-    const res = await get('/connections', KEYS.globexRead);
+    const res = await get('/connections', keys.globexRead);
     expect(res.body.connections).toEqual([expect.objectContaining({ crm: 'HUBSPOT', capabilities: { sync: true, destinations: false, blocklists: false } })]);
   });
 
@@ -93,7 +96,7 @@ describe('GET /api/v1/sources', () => {
     expect(res.body.sources).toHaveLength(3);
     expect(smartlead).toEqual({
       id: ids.sources['acme-smartlead'],
-      url: 'http://api.test.local/webhooks/demoSmartleadAcme01',
+      url: `http://api.test.local/webhooks/${INGRESS.acmeSmartlead}`,
       platform: 'smartlead',
       connectionId: ids.connections['acme-hubspot'],
       crm: 'HUBSPOT',
@@ -105,13 +108,13 @@ describe('GET /api/v1/sources', () => {
       replyRelay: { id: ids.replyRelays['acme-rep'], description: 'Copy Dana on interested replies', ccEmail: 'dana.rep@acme.test', delayMinutes: 5 },
       createdAt: expect.any(String),
     });
-    expect(heyreach.url).toBe('http://api.test.local/webhooks/demoLegacyAcme/heyreach01');
+    expect(heyreach.url).toBe(`http://api.test.local/webhooks/${INGRESS.acmeHeyreachLegacy.join('/')}`);
     expect(heyreach.replyRelay).toBeNull();
     expect(instantly.config.crmObjectType).toBe('Lead');
   });
 
   it('never shows another account’s sources', async () => {
-    const res = await get('/sources', KEYS.globexRead);
+    const res = await get('/sources', keys.globexRead);
     expect(res.body.sources.map((s: { id: number }) => s.id)).toEqual([ids.sources['globex-lemlist']]);
   });
 });
@@ -147,9 +150,9 @@ describe('forwarding destinations and reply relays', () => {
     const id = ids.destinations['acme-crm-mirror']!;
     expect((await get(`/destinations/${id}`)).body.id).toBe(id);
     for (const [key, path, message] of [
-      [KEYS.globexRead, `/destinations/${id}`, `Destination ${id} not found`],
-      [KEYS.acmeRead, '/destinations/999999', 'Destination 999999 not found'],
-      [KEYS.acmeRead, '/destinations/abc', 'Destination abc not found'],
+      [keys.globexRead, `/destinations/${id}`, `Destination ${id} not found`],
+      [keys.acmeRead, '/destinations/999999', 'Destination 999999 not found'],
+      [keys.acmeRead, '/destinations/abc', 'Destination abc not found'],
     ] as const) {
       const res = await get(path, key);
       expect(res.status).toBe(404);
@@ -158,7 +161,7 @@ describe('forwarding destinations and reply relays', () => {
   });
 
   it('gives an empty destination list to a key whose connections have none', async () => {
-    expect((await get('/destinations', KEYS.globexRead)).body).toEqual({ destinations: [] });
+    expect((await get('/destinations', keys.globexRead)).body).toEqual({ destinations: [] });
   });
 
   it('lists reply relays with their allowlist and bound sources', async () => {
@@ -179,7 +182,7 @@ describe('forwarding destinations and reply relays', () => {
         createdAt: expect.any(String),
       },
     ]);
-    expect((await get('/destinations/reply-relays', KEYS.globexRead)).body).toEqual({ replyRelays: [] });
+    expect((await get('/destinations/reply-relays', keys.globexRead)).body).toEqual({ replyRelays: [] });
   });
 });
 
@@ -232,7 +235,7 @@ describe('GET /api/v1/account/status', () => {
   });
 
   it('is ready for a connection-scoped key on a healthy connection', async () => {
-    const res = await get('/account/status', KEYS.acmeHubspotOnly);
+    const res = await get('/account/status', keys.acmeHubspotOnly);
     expect(res.body.ready).toBe(true);
     expect(res.body.connections).toHaveLength(1);
     expect(res.body.blockers).toEqual([]);
@@ -241,7 +244,7 @@ describe('GET /api/v1/account/status', () => {
   it('raises no_sources for a connection without a source', async () => {
     const empty = await ctx.db.prisma.connection.create({ data: { accountId: ids.accounts.globex!, crm: 'HUBSPOT' } });
     try {
-      const res = await get('/account/status', KEYS.globexRead);
+      const res = await get('/account/status', keys.globexRead);
       expect(res.body.ready).toBe(false);
       expect(res.body.blockers).toEqual([expect.objectContaining({ code: 'no_sources', connectionId: empty.id })]);
       expect(res.body.connections[1].sources).toEqual({ status: 'not_configured', count: 0, platforms: [] });
@@ -258,11 +261,11 @@ describe('GET /api/v1/account/status', () => {
       data: { lastError: 'Smartlead said 401', lastAttemptedAt: new Date() },
     });
     try {
-      const res = await get('/account/status', KEYS.acmeHubspotOnly);
+      const res = await get('/account/status', keys.acmeHubspotOnly);
       expect(res.body.blockers.map((b: { code: string }) => b.code)).toEqual(['sync_not_enabled']);
       expect(res.body.warnings.map((w: { code: string }) => w.code)).toEqual(['blocklists_error']);
       expect(res.body.connections[0].blocklists).toMatchObject({ status: 'error', lastError: 'Smartlead said 401' });
-      const globex = await get('/account/status', KEYS.globexRead);
+      const globex = await get('/account/status', keys.globexRead);
       expect(globex.body.connections[0].blocklists.status).toBe('disabled');
     } finally {
       await ctx.db.prisma.connection.update({ where: { id: connection }, data: { syncEnabled: true } });

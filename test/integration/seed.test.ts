@@ -43,6 +43,56 @@ async function rowCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
+/** Sequencer API keys the fixture below stores; none may ever be readable in the database. */
+const SEQUENCER_KEYS = { smartlead: 'smartlead-test-key-0123456789abcdef', instantly: 'instantly-test-key-0123456789abcdef' } as const;
+
+/** One connection of each kind of CRM setting: HubSpot and Salesforce with rate limits and sourced lists, one with neither. */
+function crmSettingsFixture() {
+  return {
+    accounts: [
+      {
+        connections: [
+          {
+            ref: 'hubspot',
+            crm: 'HUBSPOT',
+            crmRateLimit: { requestsPer10s: 150 },
+            blocklists: [
+              {
+                ref: 'hubspot-domains',
+                listName: 'Customers',
+                platform: 'smartlead',
+                blockType: 'DOMAIN',
+                crmSource: { listId: 101 },
+                sequencer: { apiKey: SEQUENCER_KEYS.smartlead, clientId: 4242 },
+              },
+            ],
+          },
+          {
+            ref: 'salesforce',
+            crm: 'SALESFORCE',
+            crmRateLimit: { maxConcurrency: 5 },
+            blocklists: [
+              {
+                ref: 'salesforce-leads',
+                listName: 'Opted out',
+                platform: 'instantly',
+                blockType: 'ADDRESS',
+                crmSource: { object: 'Lead' },
+                sequencer: { apiKey: SEQUENCER_KEYS.instantly },
+              },
+            ],
+          },
+          {
+            ref: 'plain',
+            crm: 'HUBSPOT',
+            blocklists: [{ ref: 'manual', listName: 'Manual', platform: 'lemlist', blockType: 'ADDRESS', hasCrmSource: false }],
+          },
+        ],
+      },
+    ],
+  };
+}
+
 describe('seedFixture with a valid fixture', () => {
   it('writes every entity and maps every ref to its id', async () => {
     const result = await seedFixture(db.prisma, demo, TEST_ENCRYPTION_KEY);
@@ -102,6 +152,47 @@ describe('seedFixture with a valid fixture', () => {
     const endpoint = await db.prisma.webhookEndpoint.findFirstOrThrow();
     expect(openSecret(TEST_ENCRYPTION_KEY, endpoint.secretEncrypted)).toBe(result.generatedSecrets['acme-ops']);
     expect(result.generatedSecrets['acme-ops']).toMatch(/^svcwhsec_/);
+  });
+
+  it('stores CRM rate limits and CRM sources as written, null when absent', async () => {
+    // Setup
+    const fixture = crmSettingsFixture();
+    // Action
+    const result = await seedFixture(db.prisma, fixture, TEST_ENCRYPTION_KEY);
+    // Assertions
+    expect(await db.query('SELECT id, crm_rate_limit FROM connections ORDER BY id')).toEqual([
+      { id: result.connections.hubspot, crm_rate_limit: { requestsPer10s: 150 } },
+      { id: result.connections.salesforce, crm_rate_limit: { maxConcurrency: 5 } },
+      { id: result.connections.plain, crm_rate_limit: null },
+    ]);
+    expect(await db.query('SELECT id, has_crm_source, crm_source FROM blocklists ORDER BY id')).toEqual([
+      { id: result.blocklists['hubspot-domains'], has_crm_source: true, crm_source: { listId: '101' } },
+      // The default opt-out checkbox is stored, so later readers need not know the default.
+      { id: result.blocklists['salesforce-leads'], has_crm_source: true, crm_source: { object: 'Lead', field: 'HasOptedOutOfEmail' } },
+      { id: result.blocklists['manual'], has_crm_source: false, crm_source: null },
+    ]);
+  });
+
+  it('stores a sequencer API key only sealed, and its client id in the clear', async () => {
+    const result = await seedFixture(db.prisma, crmSettingsFixture(), TEST_ENCRYPTION_KEY);
+
+    const rows = await db.query<{ id: number; client_id: string | null; sequencer_credentials_encrypted: string | null }>(
+      'SELECT id, client_id, sequencer_credentials_encrypted FROM blocklists ORDER BY id',
+    );
+    expect(rows.map((r) => [r.id, r.client_id])).toEqual([
+      [result.blocklists['hubspot-domains'], '4242'],
+      [result.blocklists['salesforce-leads'], null],
+      [result.blocklists['manual'], null],
+    ]);
+    const [smartlead, instantly, manual] = rows.map((r) => r.sequencer_credentials_encrypted);
+    expect(JSON.parse(openSecret(TEST_ENCRYPTION_KEY, smartlead!))).toEqual({ apiKey: SEQUENCER_KEYS.smartlead });
+    expect(JSON.parse(openSecret(TEST_ENCRYPTION_KEY, instantly!))).toEqual({ apiKey: SEQUENCER_KEYS.instantly });
+    expect(manual).toBeNull();
+    // Each seal has its own IV: equal keys never give equal envelopes.
+    expect(smartlead).not.toBe(instantly);
+    const dump = (await Promise.all(TABLES.map(async (table) => JSON.stringify(await db.query(`SELECT * FROM ${table}`))))).join('\n');
+    expect(dump).not.toContain(SEQUENCER_KEYS.smartlead);
+    expect(dump).not.toContain(SEQUENCER_KEYS.instantly);
   });
 
   it('keys are scoped, revoked and given scopes as the fixture says', async () => {
@@ -174,10 +265,14 @@ describe('seedFixture with an invalid fixture', () => {
     bad.accounts[0].connections[0].sources[0].replyRelay = 'nobody';
     bad.accounts[1].apiKeys[0] = { name: 'k', connectionScope: 'connection', connection: 'acme-hubspot' };
     bad.accounts[1].connections[0].credentials = { token: 'x' };
+    bad.accounts[0].connections[0].crmRateLimit = { maxConcurrency: 5 };
+    delete bad.accounts[0].connections[0].blocklists[1].crmSource;
 
     const error = (await seedFixture(db.prisma, bad, TEST_ENCRYPTION_KEY).catch((e: unknown) => e)) as FixtureError;
 
     expect(error.problems).toEqual([
+      'accounts[0].connections[0].crmRateLimit: a HUBSPOT connection takes {requestsPer10s}, not {maxConcurrency}',
+      'accounts[0].connections[0].blocklists[1].crmSource: is required when hasCrmSource is true (a HUBSPOT connection takes {listId})',
       'accounts[0].connections[0].sources[0].destinations[0].destination: "nope" is not a destination of this connection',
       'accounts[0].connections[0].sources[0].replyRelay: "nobody" is not a reply relay of this connection',
       'accounts[1].connections[0].credentials.accessToken: is required (a string)',

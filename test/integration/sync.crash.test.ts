@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
-import { seedDemo } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
@@ -18,7 +18,7 @@ const CODE = 'crashTestSmartlead01';
 let hubspot: HubspotEmulator;
 
 beforeAll(async () => {
-  const ids = await seedDemo(ctx.db.prisma);
+  const ids = await seedTestAccounts(ctx.db.prisma);
   hubspot = await startHubspotEmulator({ accessToken: 'crash-token' });
   const connection = ids.connections['acme-hubspot']!;
   await ctx.db.prisma.connection.update({

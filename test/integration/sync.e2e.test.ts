@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSecret, sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
+import { INGRESS, seedTestAccounts, type TestKeys } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { apiFetch } from '../support/openapi.js';
-import { apiGet, around, KEYS, seedDemo } from '../support/rest.js';
+import { apiGet, around } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -21,13 +22,15 @@ const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
 let hubspot: HubspotEmulator;
 let salesforce: SalesforceEmulator;
 let worker: { stop(): Promise<void> };
+let keys: TestKeys;
 let hubspotConnection: number;
 let salesforceConnection: number;
 /** An ingress code per platform on the HubSpot connection, and one per platform on Salesforce. */
 const codes: Record<string, { hubspot: string; salesforce: string }> = {};
 
 beforeAll(async () => {
-  const ids = await seedDemo(ctx.db.prisma);
+  const ids = await seedTestAccounts(ctx.db.prisma);
+  keys = ids.keys;
   hubspotConnection = ids.connections['acme-hubspot']!;
   salesforceConnection = ids.connections['acme-salesforce']!;
   hubspot = await startHubspotEmulator({ accessToken: 'e2e-hubspot-token' });
@@ -103,7 +106,7 @@ describe('every sample payload, into HubSpot', () => {
     expect(stored?.crm_state).toMatchObject({ contactId: contact?.id, activityId: expect.any(String) });
     expect(stored?.crm_state).not.toHaveProperty('activityPending');
     // And the sync is visible through the API.
-    const page = await apiGet(ctx.server.baseUrl, `/syncs?${around()}&connectionId=${hubspotConnection}&limit=500`, KEYS.acmeRead);
+    const page = await apiGet(ctx.server.baseUrl, `/syncs?${around()}&connectionId=${hubspotConnection}&limit=500`, keys.acmeRead);
     expect(page.body.data.find((s: { id: number }) => s.id === Number(sync.id))).toMatchObject({
       status: 'success',
       eventType: sync.event_type,
@@ -222,24 +225,24 @@ describe('POST /api/v1/syncs/:id/retry', () => {
 
   it('needs the write scope, checked before the sync is looked up', async () => {
     for (const id of ['1', '999999999', 'abc']) {
-      const res = await retry(id, KEYS.acmeRead);
+      const res = await retry(id, keys.acmeRead);
       expect(res.status, id).toBe(403);
       expect(res.body).toEqual({ statusCode: 403, message: 'API key requires the "write" scope', error: 'Forbidden' });
     }
   });
 
   it("answers 404 for a missing sync or another account's", async () => {
-    expect((await retry(999999999, KEYS.acmeWrite)).body).toEqual({ statusCode: 404, message: 'Sync 999999999 not found', error: 'Not Found' });
-    const globexSource = await ctx.db.prisma.source.findFirstOrThrow({ where: { ingressCode: 'demoLemlistGlobex01' } });
+    expect((await retry(999999999, keys.acmeWrite)).body).toEqual({ statusCode: 404, message: 'Sync 999999999 not found', error: 'Not Found' });
+    const globexSource = await ctx.db.prisma.source.findFirstOrThrow({ where: { ingressCode: INGRESS.globexLemlist } });
     const [other] = await ctx.db.query<{ id: string }>('SELECT id FROM syncs WHERE source_id = $1 LIMIT 1', [globexSource.id]);
-    const id = other?.id ?? (await outcomeOf(await ingest('demoLemlistGlobex01', readFileSync(new URL('lemlist/emailsSent.json', PAYLOADS), 'utf8')))).id;
-    expect((await retry(id, KEYS.acmeWrite)).status).toBe(404);
+    const id = other?.id ?? (await outcomeOf(await ingest(INGRESS.globexLemlist, readFileSync(new URL('lemlist/emailsSent.json', PAYLOADS), 'utf8')))).id;
+    expect((await retry(id, keys.acmeWrite)).status).toBe(404);
   });
 
   it('answers 409 for a sync that is not an error', async () => {
     const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, readFileSync(new URL('smartlead/EMAIL_OPEN.json', PAYLOADS), 'utf8')));
     expect(sync.status).toBe('success');
-    expect((await retry(sync.id, KEYS.acmeWrite)).body).toEqual({ statusCode: 409, message: 'Sync is not eligible for retry', error: 'Conflict' });
+    expect((await retry(sync.id, keys.acmeWrite)).body).toEqual({ statusCode: 409, message: 'Sync is not eligible for retry', error: 'Conflict' });
   });
 
   it('answers 409 for a CRM without sync retry', async () => {
@@ -248,7 +251,7 @@ describe('POST /api/v1/syncs/:id/retry', () => {
     const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2ePipedriveSource01' } });
     const sync = await outcomeOf(await ingest('e2ePipedriveSource01', readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
     expect(sync).toMatchObject({ status: 'error', error: { message: 'Writing to PIPEDRIVE is not supported' } });
-    expect((await retry(sync.id, KEYS.acmeWrite)).status).toBe(409);
+    expect((await retry(sync.id, keys.acmeWrite)).status).toBe(409);
     await ctx.db.prisma.source.delete({ where: { id: source.id } });
   });
 
@@ -263,7 +266,7 @@ describe('POST /api/v1/syncs/:id/retry', () => {
     // The customer reconnects: the CRM now accepts the token.
     hubspot.accessTokens.add('not-yet-valid');
 
-    const res = await retry(failed.id, KEYS.acmeWrite);
+    const res = await retry(failed.id, keys.acmeWrite);
 
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ queued: true, syncId: Number(failed.id) });

@@ -47,7 +47,7 @@ describe('parseFixture defaults', () => {
               crm: 'HUBSPOT',
               destinations: [{ ref: 'dest', url: 'https://hooks.example.com/in' }],
               replyRelays: [{ ref: 'relay', ccEmail: 'rep@example.com' }],
-              blocklists: [{ listName: 'Customers', platform: 'smartlead', blockType: 'DOMAIN' }],
+              blocklists: [{ listName: 'Customers', platform: 'smartlead', blockType: 'DOMAIN', crmSource: { listId: '7' } }],
               sources: [
                 {
                   platform: 'smartlead',
@@ -94,6 +94,7 @@ describe('parseFixture defaults', () => {
                   status: 'CREATED',
                   isEnabled: true,
                   hasCrmSource: true,
+                  crmSource: { listId: '7' },
                   entries: [],
                 },
               ],
@@ -450,7 +451,7 @@ describe('parseFixture reference checks', () => {
                 crm: 'HUBSPOT',
                 destinations: [{ ref: 'x', url: 'https://a.example.com' }],
                 replyRelays: [{ ref: 'x', ccEmail: 'rep@example.com' }],
-                blocklists: [{ ref: 'x', listName: 'l', platform: 'smartlead', blockType: 'ADDRESS' }],
+                blocklists: [{ ref: 'x', listName: 'l', platform: 'smartlead', blockType: 'ADDRESS', hasCrmSource: false }],
                 sources: [{ ref: 'x', platform: 'smartlead' }],
               },
             ],
@@ -643,6 +644,232 @@ describe('parseFixture lists every problem together', () => {
         '  accounts[0].webhookEndpoints[0].url: must be an https:// URL',
       ].join('\n'),
     );
+  });
+});
+
+describe('parseFixture crmRateLimit', () => {
+  const rateLimitOf = (connection: Record<string, unknown>) =>
+    parseFixture({ accounts: [{ connections: [connection] }] }).accounts[0]?.connections[0]?.crmRateLimit;
+
+  it.each<[string, Record<string, unknown>]>([
+    ['a HubSpot connection its requestsPer10s', { crm: 'HUBSPOT', crmRateLimit: { requestsPer10s: 150 } }],
+    ['a Salesforce connection its maxConcurrency', { crm: 'SALESFORCE', crmRateLimit: { maxConcurrency: 5 } }],
+    ['the lowest HubSpot limit', { crm: 'HUBSPOT', crmRateLimit: { requestsPer10s: 1 } }],
+    ['the highest HubSpot limit', { crm: 'HUBSPOT', crmRateLimit: { requestsPer10s: 250 } }],
+    ['the highest Salesforce concurrency', { crm: 'SALESFORCE', crmRateLimit: { maxConcurrency: 25 } }],
+  ])('keeps %s as written', (_case, connection) => {
+    expect(rateLimitOf(connection)).toStrictEqual(connection.crmRateLimit);
+  });
+
+  it('leaves it out when absent (the service defaults apply)', () => {
+    expect(rateLimitOf({ crm: 'HUBSPOT' })).toBeUndefined();
+  });
+
+  const second = (connection: Record<string, unknown>) => ({ accounts: [{ connections: [{ crm: 'HUBSPOT' }, connection] }] });
+  it.each<[string, unknown, string[]]>([
+    [
+      'a HubSpot connection with the Salesforce setting',
+      second({ crm: 'HUBSPOT', crmRateLimit: { maxConcurrency: 5 } }),
+      ['accounts[0].connections[1].crmRateLimit: a HUBSPOT connection takes {requestsPer10s}, not {maxConcurrency}'],
+    ],
+    [
+      'a Salesforce connection with the HubSpot setting',
+      second({ crm: 'SALESFORCE', crmRateLimit: { requestsPer10s: 100 } }),
+      ['accounts[0].connections[1].crmRateLimit: a SALESFORCE connection takes {maxConcurrency}, not {requestsPer10s}'],
+    ],
+    [
+      'a HubSpot connection with both settings',
+      second({ crm: 'HUBSPOT', crmRateLimit: { requestsPer10s: 100, maxConcurrency: 5 } }),
+      ['accounts[0].connections[1].crmRateLimit: a HUBSPOT connection takes {requestsPer10s}, not {maxConcurrency}'],
+    ],
+    ['an empty object', second({ crm: 'HUBSPOT', crmRateLimit: {} }), ['accounts[0].connections[1].crmRateLimit.requestsPer10s: is required']],
+    [
+      'a CRM without a rate limit of its own',
+      second({ crm: 'PIPEDRIVE', crmRateLimit: { requestsPer10s: 10 } }),
+      ['accounts[0].connections[1].crmRateLimit: is only supported on HUBSPOT and SALESFORCE connections'],
+    ],
+  ])('rejects %s', (_case, input, expected) => {
+    expect(problemsOf(input)).toEqual(expected);
+  });
+
+  it.each<[string, unknown, string]>([
+    ['requestsPer10s', 0, 'accounts[0].connections[0].crmRateLimit.requestsPer10s: must be an integer from 1 to 250'],
+    ['requestsPer10s', 251, 'accounts[0].connections[0].crmRateLimit.requestsPer10s: must be an integer from 1 to 250'],
+    ['requestsPer10s', 1.5, 'accounts[0].connections[0].crmRateLimit.requestsPer10s: must be an integer from 1 to 250'],
+    ['requestsPer10s', '100', 'accounts[0].connections[0].crmRateLimit.requestsPer10s: must be an integer from 1 to 250'],
+    ['maxConcurrency', -1, 'accounts[0].connections[0].crmRateLimit.maxConcurrency: must be an integer from 1 to 25'],
+    ['maxConcurrency', 26, 'accounts[0].connections[0].crmRateLimit.maxConcurrency: must be an integer from 1 to 25'],
+    ['maxConcurrency', null, 'accounts[0].connections[0].crmRateLimit.maxConcurrency: must be an integer from 1 to 25'],
+  ])('rejects %s %j', (key, value, expected) => {
+    const crm = key === 'requestsPer10s' ? 'HUBSPOT' : 'SALESFORCE';
+    expect(problemsOf({ accounts: [{ connections: [{ crm, crmRateLimit: { [key]: value } }] }] })).toEqual([expected]);
+  });
+
+  it('rejects an unknown setting', () => {
+    expect(problemsOf({ accounts: [{ connections: [{ crm: 'HUBSPOT', crmRateLimit: { requestsPerSecond: 10 } }] }] })).toEqual([
+      expect.stringMatching(/^accounts\[0\]\.connections\[0\]\.crmRateLimit: .*"requestsPerSecond"/),
+    ]);
+  });
+});
+
+describe('parseFixture blocklists[].crmSource', () => {
+  const list = (extra: Record<string, unknown>) => ({ listName: 'Do not contact', platform: 'smartlead', blockType: 'DOMAIN', ...extra });
+  const fixtureWith = (crm: string, blocklist: Record<string, unknown>) => ({ accounts: [{ connections: [{ crm, blocklists: [list(blocklist)] }] }] });
+  const parsedList = (crm: string, blocklist: Record<string, unknown>) => parseFixture(fixtureWith(crm, blocklist)).accounts[0]?.connections[0]?.blocklists[0];
+  const sourceOf = (crm: string, blocklist: Record<string, unknown>) => parsedList(crm, blocklist)?.crmSource;
+
+  it.each<[string, string, Record<string, unknown>, Record<string, unknown>]>([
+    ['a HubSpot list id', 'HUBSPOT', { listId: '42' }, { listId: '42' }],
+    ['a HubSpot list id written as a number, as a string', 'HUBSPOT', { listId: 42 }, { listId: '42' }],
+    [
+      'Salesforce Contacts, with the standard opt-out field by default',
+      'SALESFORCE',
+      { object: 'Contact' },
+      { object: 'Contact', field: 'HasOptedOutOfEmail' },
+    ],
+    ['Salesforce Leads, with the standard opt-out field by default', 'SALESFORCE', { object: 'Lead' }, { object: 'Lead', field: 'HasOptedOutOfEmail' }],
+    ['Salesforce Leads with a custom checkbox', 'SALESFORCE', { object: 'Lead', field: 'Do_Not_Contact__c' }, { object: 'Lead', field: 'Do_Not_Contact__c' }],
+    ['Salesforce Accounts with their checkbox', 'SALESFORCE', { object: 'Account', field: 'ns__Blocked__c' }, { object: 'Account', field: 'ns__Blocked__c' }],
+  ])('keeps %s', (_case, crm, crmSource, expected) => {
+    expect(sourceOf(crm, { crmSource })).toStrictEqual(expected);
+  });
+
+  it('needs none without a CRM source, on any CRM', () => {
+    expect(sourceOf('HUBSPOT', { hasCrmSource: false })).toBeUndefined();
+    expect(parsedList('PIPEDRIVE', { hasCrmSource: false })).toMatchObject({ hasCrmSource: false });
+  });
+
+  it('reads Salesforce Contacts for an ADDRESS list', () => {
+    expect(sourceOf('SALESFORCE', { blockType: 'ADDRESS', crmSource: { object: 'Contact' } })).toEqual({ object: 'Contact', field: 'HasOptedOutOfEmail' });
+  });
+
+  const at = 'accounts[0].connections[0].blocklists[0]';
+  it.each<[string, string, Record<string, unknown>, string[]]>([
+    [
+      'a HubSpot list without one (hasCrmSource defaults to true)',
+      'HUBSPOT',
+      {},
+      [`${at}.crmSource: is required when hasCrmSource is true (a HUBSPOT connection takes {listId})`],
+    ],
+    [
+      'a Salesforce list without one',
+      'SALESFORCE',
+      { hasCrmSource: true },
+      [`${at}.crmSource: is required when hasCrmSource is true (a SALESFORCE connection takes {object, field?})`],
+    ],
+    [
+      'a CRM source on a list that has none',
+      'HUBSPOT',
+      { hasCrmSource: false, crmSource: { listId: '1' } },
+      [`${at}.crmSource: is only allowed when hasCrmSource is true`],
+    ],
+    [
+      'a Salesforce source on a HubSpot connection (and no field is made up for it)',
+      'HUBSPOT',
+      { crmSource: { object: 'Contact' } },
+      [`${at}.crmSource: a HUBSPOT connection takes {listId}, not {object}`],
+    ],
+    [
+      'a HubSpot source on a Salesforce connection',
+      'SALESFORCE',
+      { crmSource: { listId: '1' } },
+      [`${at}.crmSource: a SALESFORCE connection takes {object, field?}, not {listId}`],
+    ],
+    ['a Salesforce source without its object', 'SALESFORCE', { crmSource: { field: 'HasOptedOutOfEmail' } }, [`${at}.crmSource.object: is required`]],
+    ['a HubSpot source without its list id', 'HUBSPOT', { crmSource: {} }, [`${at}.crmSource.listId: is required`]],
+    [
+      'Salesforce Accounts without a field',
+      'SALESFORCE',
+      { crmSource: { object: 'Account' } },
+      [`${at}.crmSource.field: is required for Account (it has no standard opt-out checkbox)`],
+    ],
+    [
+      'Salesforce Accounts for an ADDRESS list',
+      'SALESFORCE',
+      { blockType: 'ADDRESS', crmSource: { object: 'Account', field: 'Blocked__c' } },
+      [`${at}.crmSource.object: an ADDRESS list reads Email, which Account does not have (use Contact or Lead)`],
+    ],
+    [
+      'a CRM source on a CRM that has none',
+      'PIPEDRIVE',
+      { crmSource: { listId: '1' } },
+      [`${at}.crmSource: is only supported on HUBSPOT and SALESFORCE connections`],
+    ],
+    [
+      'a list of a CRM without CRM sources that keeps the default hasCrmSource',
+      'PIPEDRIVE',
+      {},
+      [`${at}.hasCrmSource: CRM sources are only supported on HUBSPOT and SALESFORCE connections (set hasCrmSource to false)`],
+    ],
+    ['another Salesforce object', 'SALESFORCE', { crmSource: { object: 'Opportunity' } }, [`${at}.crmSource.object: must be Contact, Lead or Account`]],
+    [
+      'a field that is not an API name (it is named in SOQL)',
+      'SALESFORCE',
+      { crmSource: { object: 'Contact', field: "HasOptedOutOfEmail = true OR Name != ''" } },
+      [`${at}.crmSource.field: must be the API name of a checkbox field (letters, digits and _)`],
+    ],
+    ['a list id that is not digits', 'HUBSPOT', { crmSource: { listId: 'my-list' } }, [`${at}.crmSource.listId: must be a HubSpot list id (digits)`]],
+    ['a list id of 0', 'HUBSPOT', { crmSource: { listId: 0 } }, [`${at}.crmSource.listId: must be a HubSpot list id (digits)`]],
+    ['a fractional list id', 'HUBSPOT', { crmSource: { listId: 4.2 } }, [`${at}.crmSource.listId: must be a HubSpot list id (digits)`]],
+  ])('rejects %s', (_case, crm, blocklist, expected) => {
+    expect(problemsOf(fixtureWith(crm, blocklist))).toEqual(expected);
+  });
+
+  it('rejects an unknown key', () => {
+    expect(problemsOf(fixtureWith('HUBSPOT', { crmSource: { listId: '1', folder: 'x' } }))).toEqual([
+      expect.stringMatching(/^accounts\[0\]\.connections\[0\]\.blocklists\[0\]\.crmSource: .*"folder"/),
+    ]);
+  });
+});
+
+describe('parseFixture blocklists[].sequencer', () => {
+  const API_KEY = 'sl_0123456789abcdefSECRET';
+  const fixtureWith = (platform: string, sequencer: unknown) => ({
+    accounts: [{ connections: [{ crm: 'HUBSPOT', blocklists: [{ listName: 'l', platform, blockType: 'ADDRESS', hasCrmSource: false, sequencer }] }] }],
+  });
+  const sequencerOf = (platform: string, sequencer: unknown) =>
+    parseFixture(fixtureWith(platform, sequencer)).accounts[0]?.connections[0]?.blocklists[0]?.sequencer;
+
+  it.each<[string, string, Record<string, unknown>, Record<string, unknown>]>([
+    ['a Smartlead key', 'smartlead', { apiKey: API_KEY }, { apiKey: API_KEY }],
+    ['a Smartlead key and client id', 'smartlead', { apiKey: API_KEY, clientId: '1234' }, { apiKey: API_KEY, clientId: '1234' }],
+    ['a Smartlead client id written as a number, as a string', 'smartlead', { apiKey: API_KEY, clientId: 1234 }, { apiKey: API_KEY, clientId: '1234' }],
+    ['an Instantly key', 'instantly', { apiKey: API_KEY }, { apiKey: API_KEY }],
+  ])('keeps %s', (_case, platform, sequencer, expected) => {
+    expect(sequencerOf(platform, sequencer)).toStrictEqual(expected);
+  });
+
+  it('is optional (the list is then not pushed anywhere yet)', () => {
+    expect(sequencerOf('smartlead', undefined)).toBeUndefined();
+  });
+
+  const at = 'accounts[0].connections[0].blocklists[0].sequencer';
+  it.each<[string, string, unknown, (string | RegExp)[]]>([
+    ['a client id for Instantly', 'instantly', { apiKey: API_KEY, clientId: '1234' }, [`${at}: the instantly sequencer takes {apiKey}, not {clientId}`]],
+    [
+      'a platform block lists are not pushed to',
+      'lemlist',
+      { apiKey: API_KEY },
+      [`${at}: block lists are pushed only to smartlead and instantly, not lemlist`],
+    ],
+    ['no key', 'smartlead', { clientId: '1234' }, [`${at}.apiKey: is required (a string)`]],
+    ['a key that is not a string', 'smartlead', { apiKey: 1234567890 }, [`${at}.apiKey: is required (a string)`]],
+    ['an empty key', 'instantly', { apiKey: '' }, [`${at}.apiKey: must not be empty`]],
+    ['a key with a space', 'smartlead', { apiKey: `${API_KEY} ` }, [`${at}.apiKey: must not contain spaces`]],
+    ['a key longer than 512 characters', 'smartlead', { apiKey: `${API_KEY}${'x'.repeat(512)}` }, [`${at}.apiKey: must be at most 512 characters`]],
+    ['a client id that is not digits', 'smartlead', { apiKey: API_KEY, clientId: 'acme' }, [`${at}.clientId: must be a Smartlead client id (digits)`]],
+    ['a sequencer that is not an object', 'smartlead', API_KEY, [/^accounts\[0\]\.connections\[0\]\.blocklists\[0\]\.sequencer: /]],
+  ])('rejects %s, never quoting the key', (_case, platform, sequencer, expected) => {
+    const problems = problemsOf(fixtureWith(platform, sequencer));
+
+    expect(problems).toEqual(problemMatchers(expected));
+    expect(problems.join('\n')).not.toContain('SECRET');
+  });
+
+  it('rejects an unknown key', () => {
+    expect(problemsOf(fixtureWith('smartlead', { apiKey: API_KEY, webhookSecret: 'x' }))).toEqual([
+      expect.stringMatching(/^accounts\[0\]\.connections\[0\]\.blocklists\[0\]\.sequencer: .*"webhookSecret"/),
+    ]);
   });
 });
 

@@ -5,15 +5,15 @@ const INGRESS = 'https://in.example.com';
 
 describe('sourceUrl', () => {
   it.each([
-    ['a source with an ingress code', { ingressCode: 'demoSmartleadAcme01', legacyId1: null, legacyId2: null }, `${INGRESS}/webhooks/demoSmartleadAcme01`],
+    ['a source with an ingress code', { ingressCode: 'smartleadCode0001', legacyId1: null, legacyId2: null }, `${INGRESS}/webhooks/smartleadCode0001`],
     [
       'a legacy source',
-      { ingressCode: 'generatedCode0001', legacyId1: 'demoLegacyAcme', legacyId2: 'heyreach01' },
-      `${INGRESS}/webhooks/demoLegacyAcme/heyreach01`,
+      { ingressCode: 'generatedCode0001', legacyId1: 'legacySourceId', legacyId2: 'heyreach01' },
+      `${INGRESS}/webhooks/legacySourceId/heyreach01`,
     ],
     [
       'a source with only the first legacy id',
-      { ingressCode: 'generatedCode0001', legacyId1: 'demoLegacyAcme', legacyId2: null },
+      { ingressCode: 'generatedCode0001', legacyId1: 'legacySourceId', legacyId2: null },
       `${INGRESS}/webhooks/generatedCode0001`,
     ],
     [
@@ -40,12 +40,12 @@ describe('sourceUrl', () => {
 
 describe('maskIngressCode', () => {
   it.each([
-    ['/webhooks/demoSmartleadAcme01', '/webhooks/[redacted]'],
-    ['/webhooks/demoLegacyAcme/heyreach01', '/webhooks/[redacted]'],
-    ['/WEBHOOKS/demoSmartleadAcme01', '/webhooks/[redacted]'],
-    ['//webhooks/demoSmartleadAcme01', '/webhooks/[redacted]'],
-    ['/webhooks/demoSmartleadAcme01?debug=1', '/webhooks/[redacted]?debug=1'],
-    ['/webhooks/demoSmartleadAcme01#frag', '/webhooks/[redacted]#frag'],
+    ['/webhooks/smartleadCode0001', '/webhooks/[redacted]'],
+    ['/webhooks/legacySourceId/heyreach01', '/webhooks/[redacted]'],
+    ['/WEBHOOKS/smartleadCode0001', '/webhooks/[redacted]'],
+    ['//webhooks/smartleadCode0001', '/webhooks/[redacted]'],
+    ['/webhooks/smartleadCode0001?debug=1', '/webhooks/[redacted]?debug=1'],
+    ['/webhooks/smartleadCode0001#frag', '/webhooks/[redacted]#frag'],
     ['/webhooks/a/b?x=1#y', '/webhooks/[redacted]?x=1#y'],
     ['/webhooks/', '/webhooks/[redacted]'],
   ])('masks %s as %s', (url, expected) => {
