@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
-import { htmlToText, normalizeDomain, normalizeEmail, parseTime, type InboundEvent, type ParseResult } from '../../src/connectors/sequencers/event.js';
+import { htmlToText, websiteDomain, normalizeEmail, parseTime, type InboundEvent, type ParseResult } from '../../src/connectors/sequencers/event.js';
 import { HEYREACH_EVENTS, parseHeyReach } from '../../src/connectors/sequencers/heyreach.js';
 import { INSTANTLY_EVENTS, INSTANTLY_STATUSES, parseInstantly } from '../../src/connectors/sequencers/instantly.js';
 import { LEMLIST_CATEGORIES, LEMLIST_EVENTS, parseLemlist } from '../../src/connectors/sequencers/lemlist.js';
@@ -737,10 +737,15 @@ describe('tolerance', () => {
     expect(normalizeEmail(' mailto:Jane@Acme.TEST ')).toBe('jane@acme.test');
     expect(normalizeEmail('jane@')).toBeNull();
     expect(normalizeEmail('jane doe@acme.test')).toBeNull();
-    expect(normalizeDomain('https://www.Acme.test/about?x=1')).toBe('acme.test');
-    expect(normalizeDomain('acme.test:8080')).toBe('acme.test');
-    expect(normalizeDomain('linkedin.com/company/acme')).toBeNull();
-    expect(normalizeDomain('not a domain')).toBeNull();
+    expect(websiteDomain('https://www.Acme.test/about?x=1')).toBe('acme.test');
+    expect(websiteDomain('acme.test:8080')).toBe('acme.test');
+    expect(websiteDomain('https://app.eu.acme.co.uk/login')).toBe('acme.co.uk');
+    expect(websiteDomain('linkedin.com/company/acme')).toBeNull();
+    expect(websiteDomain('https://www.linkedin.com/company/acme')).toBeNull();
+    expect(websiteDomain('https://x.com/acme')).toBeNull();
+    expect(websiteDomain('twitter.com/acme')).toBeNull();
+    expect(websiteDomain('not a domain')).toBeNull();
+    expect(parsed(parseInstantly(instantly({ website: 'https://blog.acme.test/post' }))).contact.companyDomain).toBe('acme.test');
   });
 
   it('turns email HTML into text', () => {
@@ -750,7 +755,44 @@ describe('tolerance', () => {
       ),
     ).toBe('Hi <Jane>,\nSee you 👋');
     expect(htmlToText('<style>unclosed')).toBeNull();
-    expect(htmlToText('a &bogus; b &#0; c')).toBe('a &bogus; b &#0; c');
+    // An unknown name stays as written; code point 0 is U+FFFD, as the HTML standard decodes it.
+    expect(htmlToText('a &bogus; b &#0; c')).toBe('a &bogus; b \uFFFD c');
+    expect(htmlToText(undefined)).toBeNull();
+    expect(htmlToText('<p> &nbsp; </p><br>')).toBeNull();
+  });
+
+  it('decodes every named and numeric entity', () => {
+    expect(htmlToText('Caf&eacute; &mdash; wait&hellip; &copy;&nbsp;2026 &euro;5 &Uuml;ber')).toBe('Café — wait… © 2026 €5 Über');
+    expect(htmlToText('&#8364; &#x20ac; &#X20AC; &#128075; &amp;amp;')).toBe('€ € € 👋 &amp;');
+  });
+
+  it('keeps the lines a reader sees', () => {
+    expect(htmlToText('<div><div><p>Nested</p><div>deep <b>bold</b></div></div></div>after')).toBe('Nested\ndeep bold\nafter');
+    expect(htmlToText('Line 1<br>Line 2<br/><br />Line 4')).toBe('Line 1\nLine 2\n\nLine 4');
+    // Gmail's blank line is an empty div holding a <br>; runs of blank lines become one.
+    expect(htmlToText('<div>Hi Jane,</div><div><br></div><div>Thanks!</div><p>&nbsp;</p><p>&nbsp;</p><br><br><div>Tom</div>')).toBe(
+      'Hi Jane,\n\nThanks!\n\nTom',
+    );
+    // Line breaks in the HTML source are spaces, as a browser shows them (Outlook wraps its source).
+    expect(htmlToText('<p>Thanks for\r\nthe   note</p>')).toBe('Thanks for the note');
+    expect(htmlToText('<h2>Agenda</h2><ul><li>Intro</li><li>Demo</li></ul><ol><li>one</li></ol>')).toBe('Agenda\n\n* Intro\n* Demo\n\n1. one');
+    expect(htmlToText('<table><tr><th>Name</th><th>Role</th></tr><tr><td>Jane</td><td>CEO</td></tr></table>')).toBe('Name   Role\nJane   CEO');
+    expect(htmlToText('<blockquote>Hi Jane,<br>quick question</blockquote>')).toBe('> Hi Jane,\n> quick question');
+  });
+
+  it('leaves out what is not message text', () => {
+    expect(htmlToText('<a href="https://t.test/click?id=1">Book a call</a> or <img src="https://t.test/open.gif" alt="pixel">reply')).toBe(
+      'Book a call or reply',
+    );
+    expect(htmlToText('<head><title>Newsletter</title><style>p{}</style></head>Hello<script>track()</script> <noscript></noscript>world')).toBe('Hello world');
+  });
+
+  it('bounds the work on hostile HTML', () => {
+    const deep = '<table><tr><td>'.repeat(60_000) + 'x';
+    const started = Date.now();
+    expect(htmlToText(deep)).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(htmlToText(`${'<div>'.repeat(300)}deep${'</div>'.repeat(300)}<p>after</p>`)).toContain('after');
   });
 });
 

@@ -1,24 +1,15 @@
 import { z } from 'zod';
 import { Batcher } from '../../db/batcher.js';
 import { eventTraits } from '../../domain/event-types.js';
+import { companyDomainOf } from '../../domain/company-domain.js';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
 import type { HttpResponse } from '../http/client.js';
-import {
-  CrmError,
-  CrmSession,
-  StateBook,
-  companyDomainOf,
-  eventLabel,
-  renewCredentials,
-  sideStep,
-  truncate,
-  type ConnectorDeps,
-  type CrmConnector,
-  type CrmEvent,
-  type CrmOutcome,
-  type CrmRun,
-  type CrmWarning,
-} from './types.js';
+import { CrmError } from './errors.js';
+import { CrmSession, renewCredentials, type ConnectorDeps } from './session.js';
+import { sideStep } from './side-step.js';
+import { StateBook } from './state-book.js';
+import { eventLabel, truncate } from './text.js';
+import type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmWarning } from './types.js';
 
 /**
  * HubSpot CRM v3/v4 (developers.hubspot.com; facts in shared/docs/crm-apis.md):

@@ -1,9 +1,10 @@
 import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
 import { hubspotConnector, hubspotCredentials } from './hubspot.js';
 import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce.js';
-import { CrmError, type CrmConnector } from './types.js';
+import { CrmError } from './errors.js';
+import type { CrmConnector } from './types.js';
 
-export { CrmError } from './types.js';
+export { CrmError } from './errors.js';
 export type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmState, SourceOptions } from './types.js';
 
 /** What the connectors take from the service configuration (src/config.ts), plus test knobs. */

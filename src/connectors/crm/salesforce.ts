@@ -2,21 +2,12 @@ import { z } from 'zod';
 import { eventTraits } from '../../domain/event-types.js';
 import { normalizeProfileUrl, profileUrlVariants } from '../../domain/profile-url.js';
 import type { HttpResponse } from '../http/client.js';
-import {
-  CrmError,
-  CrmSession,
-  StateBook,
-  eventLabel,
-  renewCredentials,
-  sideStep,
-  truncate,
-  type ConnectorDeps,
-  type CrmConnector,
-  type CrmEvent,
-  type CrmOutcome,
-  type CrmRun,
-  type CrmWarning,
-} from './types.js';
+import { CrmError } from './errors.js';
+import { CrmSession, renewCredentials, type ConnectorDeps } from './session.js';
+import { sideStep } from './side-step.js';
+import { StateBook } from './state-book.js';
+import { eventLabel, truncate } from './text.js';
+import type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmWarning } from './types.js';
 
 /**
  * Salesforce REST (facts in shared/docs/crm-apis.md): find the person as a Contact, then as an

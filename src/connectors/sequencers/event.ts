@@ -2,9 +2,11 @@
  * The normalised inbound event every sequencer parser produces, and the small tolerant readers the
  * parsers share. The mapping of each platform's events is documented in `docs/event-types.md`.
  */
+import { compile } from 'html-to-text';
 import { z } from 'zod';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
 import { excerpt } from '../../domain/excerpt.js';
+import { registrableDomain } from '../../domain/registrable-domain.js';
 
 export interface InboundEvent {
   platform: 'smartlead' | 'instantly' | 'heyreach' | 'lemlist';
@@ -94,7 +96,6 @@ export function describeNonObject(value: unknown): string {
 
 // The address check of src/domain/outreach.ts: one @, a local part without spaces, a dotted domain.
 const EMAIL = /^[^\s@]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /** A lowercased, trimmed email address (also from `Name <address>` and `mailto:` forms), or null. */
 export function normalizeEmail(value: string | undefined): string | null {
@@ -113,21 +114,17 @@ function normalizeProfile(value: string | undefined): string | null {
   return parsed.ok ? parsed.profile.canonical : null;
 }
 
-/** A company's bare domain (`acme.com` from `https://www.acme.com/about`), or null. */
-export function normalizeDomain(value: string | undefined): string | null {
-  if (value === undefined) return null;
-  const host = value
-    .trim()
-    .toLowerCase()
-    .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
-    .replace(/^@/, '')
-    .split(/[/?#:]/, 1)[0]!
-    .replace(/^www\./, '')
-    .replace(/\.$/, '');
+/**
+ * A company's domain from a website, company URL or domain field: its registrable domain
+ * (src/domain/registrable-domain.ts; `acme.com` from `https://www.acme.com/about`), or null.
+ */
+export function websiteDomain(value: string | undefined): string | null {
+  const domain = registrableDomain(value);
   // A social profile or company page is not the company's own domain.
-  if (/(^|\.)(linkedin\.com|x\.com|twitter\.com)$/.test(host)) return null;
-  return DOMAIN.test(host) ? host : null;
+  return domain !== null && !SOCIAL_NETWORKS.has(domain) ? domain : null;
 }
+
+const SOCIAL_NETWORKS: ReadonlySet<string> = new Set(['linkedin.com', 'x.com', 'twitter.com']);
 
 const MAX_TIME = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
@@ -176,21 +173,19 @@ export function personName(
 }
 
 /**
- * Plain text from an email's HTML: head, style and script blocks dropped, line breaks kept at `<br>`
- * and block ends, tags removed, common entities decoded. Linear in the input (no backtracking regex).
+ * Plain text from an email's HTML, as a person reads it: head, style and script dropped; entities
+ * decoded; a line per block and `<br>`; links as their text, images left out, lists with bullets,
+ * tables row by row; source line breaks are spaces, as in a browser; no blank line runs; trimmed.
+ *
+ * @returns The text, or null when the HTML shows none.
  */
 export function htmlToText(html: string | undefined): string | null {
   if (html === undefined) return null;
-  const withoutBlocks = dropBlocks(html);
-  const plain = withoutBlocks
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<\/(p|div|li|tr|h[1-6]|blockquote)\s*>/gi, '\n')
-    .replace(/<[^>]*>/g, '')
-    .replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,6});/gi, decodeEntity);
-  const lines = plain
-    .replace(/\r\n?/g, '\n')
-    .split('\n')
-    .map((line) => line.replace(/[ \t\u00a0]+/g, ' ').trim());
+  // A message's text fits in far less (CRMs keep 32-64K characters); the cap bounds the parser, whose
+  // time grows faster than the input for deeply nested markup (1 MB of nested tags: seconds).
+  const plain = toText(html.length > MAX_HTML_LENGTH ? html.slice(0, MAX_HTML_LENGTH) : html);
+  // The converter keeps &nbsp; as U+00A0: a CRM's text search expects plain spaces.
+  const lines = plain.split('\n').map((line) => line.replace(/\u00a0/g, ' ').trim());
   const joined = lines
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
@@ -198,31 +193,24 @@ export function htmlToText(html: string | undefined): string | null {
   return joined === '' ? null : joined;
 }
 
-function dropBlocks(html: string): string {
-  const open = /<(head|style|script)\b/gi;
-  let out = '';
-  let from = 0;
-  for (let match = open.exec(html); match; match = open.exec(html)) {
-    out += html.slice(from, match.index);
-    const close = new RegExp(`</${match[1]}\\s*>`, 'gi');
-    close.lastIndex = open.lastIndex;
-    const end = close.exec(html);
-    if (!end) return out; // An unclosed block runs to the end.
-    from = close.lastIndex;
-    open.lastIndex = from;
-  }
-  return out + html.slice(from);
-}
+/** Gmail clips a message at 102 KB; a little more keeps what a person would see of any real email. */
+const MAX_HTML_LENGTH = 128 * 1024;
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-function decodeEntity(entity: string, body: string): string {
-  if (body[0] === '#') {
-    const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
-    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : entity;
-  }
-  return ENTITIES[body.toLowerCase()] ?? entity;
-}
+// Compiled once: the worker converts every HTML body it receives.
+const toText = compile({
+  wordwrap: false,
+  // Layout tables nest deep in email templates, never this deep; beyond it the converter would exhaust the stack.
+  limits: { maxDepth: 256 },
+  selectors: [
+    { selector: 'head', format: 'skip' },
+    { selector: 'a', options: { ignoreHref: true } },
+    { selector: 'img', format: 'skip' },
+    // One line per paragraph, as email clients write a spacer paragraph (or `<br>`) where they want a blank line.
+    { selector: 'p', options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
+    ...(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'] as const).map((selector) => ({ selector, options: { uppercase: false } })),
+    { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false, maxColumnWidth: Number.MAX_SAFE_INTEGER } },
+  ],
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Building the event.

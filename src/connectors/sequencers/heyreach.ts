@@ -16,10 +16,10 @@ import {
   list,
   lookup,
   nested,
-  normalizeDomain,
   parseTime,
   personName,
   text,
+  websiteDomain,
   type SequencerParser,
 } from './event.js';
 
@@ -113,7 +113,7 @@ export const parseHeyReach: SequencerParser = guarded('heyreach', (body) => {
         profileUrl: who.profileUrl,
         ...personName(lead?.first_name, lead?.last_name, lead?.full_name),
         company: lead?.company_name ?? null,
-        companyDomain: normalizeDomain(lead?.company_website) ?? normalizeDomain(lead?.company_url),
+        companyDomain: websiteDomain(lead?.company_website) ?? websiteDomain(lead?.company_url),
       },
       identity: (who.email ?? who.profileUrl)!,
       campaign: { id: p.campaign?.id ?? null, name: p.campaign?.name ?? null },

@@ -15,10 +15,10 @@ import {
   identify,
   ids,
   lookup,
-  normalizeDomain,
   normalizeEmail,
   personName,
   text,
+  websiteDomain,
   type SequencerParser,
 } from './event.js';
 
@@ -127,7 +127,7 @@ export const parseInstantly: SequencerParser = guarded('instantly', (body) => {
         profileUrl: who.profileUrl,
         ...personName(p.firstName ?? p.first_name, p.lastName ?? p.last_name, p.name),
         company: p.companyName ?? p.company_name ?? null,
-        companyDomain: normalizeDomain(p.companyDomain ?? p.company_domain) ?? normalizeDomain(p.website),
+        companyDomain: websiteDomain(p.companyDomain ?? p.company_domain) ?? websiteDomain(p.website),
       },
       identity: (who.email ?? who.profileUrl)!,
       campaign: { id: p.campaign_id ?? null, name: p.campaign_name ?? null },

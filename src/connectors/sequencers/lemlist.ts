@@ -14,10 +14,10 @@ import {
   identify,
   ids,
   lookup,
-  normalizeDomain,
   normalizeEmail,
   personName,
   text,
+  websiteDomain,
   type SequencerParser,
 } from './event.js';
 
@@ -121,7 +121,7 @@ export const parseLemlist: SequencerParser = guarded('lemlist', (body) => {
         profileUrl: who.profileUrl,
         ...personName(p.leadFirstName ?? p.firstName, p.leadLastName ?? p.lastName, undefined),
         company: p.leadCompanyName ?? p.companyName ?? null,
-        companyDomain: normalizeDomain(p.leadCompanyDomain ?? p.companyDomain),
+        companyDomain: websiteDomain(p.leadCompanyDomain ?? p.companyDomain),
       },
       identity: (who.email ?? who.profileUrl)!,
       campaign: { id: p.campaignId ?? null, name: p.campaignName ?? null },

@@ -16,10 +16,10 @@ import {
   ids,
   lookup,
   nested,
-  normalizeDomain,
   normalizeEmail,
   personName,
   text,
+  websiteDomain,
   type SequencerParser,
 } from './event.js';
 
@@ -147,7 +147,7 @@ export const parseSmartlead: SequencerParser = guarded('smartlead', (body) => {
         profileUrl: who.profileUrl,
         ...name,
         company: person?.company_name ?? null,
-        companyDomain: normalizeDomain(person?.company_url) ?? normalizeDomain(person?.website),
+        companyDomain: websiteDomain(person?.company_url) ?? websiteDomain(person?.website),
       },
       identity: (who.email ?? who.profileUrl)!,
       campaign: { id: p.campaign_id ?? null, name: p.campaign_name ?? null },
