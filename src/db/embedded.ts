@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { firstUnreachable, initCluster, isRoot, runAsIds, startServer, SUPERUSER } from './postgres-process.js';
+import { query, sql } from './sql.js';
 
 /** A running embedded PostgreSQL cluster, started by this process or by another one on the same data dir. */
 export interface EmbeddedDatabase {
@@ -226,7 +227,7 @@ async function ensureDatabase(port: number, password: string, database: string):
   const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    const { rowCount } = await query(client, sql`SELECT 1 FROM pg_database WHERE datname = ${database}`);
     if (rowCount === 0) {
       await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`).catch((error: { code?: string }) => {
         if (error.code !== '42P04') throw error; // created meanwhile by a concurrent start

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { diffSchemas } from './schema-engine.js';
+import { query, sql } from './sql.js';
 
 /** Where the schema and Prisma's migration folders live. */
 const PRISMA_DIR = fileURLToPath(new URL('../../prisma/', import.meta.url));
@@ -47,7 +48,7 @@ export async function applyMigrations(databaseUrl: string, dir = MIGRATIONS_DIR)
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await query(client, sql`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     await client.query(MIGRATIONS_TABLE_DDL);
     const { rows } = await client.query<{ migration_name: string; checksum: string }>(
       'SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
@@ -67,7 +68,7 @@ export async function applyMigrations(databaseUrl: string, dir = MIGRATIONS_DIR)
     }
     return done;
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    await query(client, sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`).catch(() => {});
     await client.end();
   }
 }
@@ -96,10 +97,10 @@ async function applyOne(client: pg.Client, migration: Migration): Promise<void> 
   await client.query('BEGIN');
   try {
     await client.query(migration.sql);
-    await client.query(
-      `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
-       VALUES ($1, $2, $3, now(), now(), 1)`,
-      [id, migration.checksum, migration.name],
+    await query(
+      client,
+      sql`INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+          VALUES (${id}, ${migration.checksum}, ${migration.name}, now(), now(), 1)`,
     );
     await client.query('COMMIT');
   } catch (error) {

@@ -46,7 +46,7 @@ export function rows<C extends Record<string, ColumnType>>(alias: string, column
 }
 
 /** Runs `statement` on a `pg` pool or client; `name` makes it a prepared statement (hot paths). */
-export function query<T extends pg.QueryResultRow>(client: pg.Pool | pg.PoolClient, statement: Sql, name?: string): Promise<pg.QueryResult<T>> {
+export function query<T extends pg.QueryResultRow>(client: pg.Pool | pg.ClientBase, statement: Sql, name?: string): Promise<pg.QueryResult<T>> {
   return client.query<T>({ text: statement.text, values: statement.values, ...(name ? { name } : {}) });
 }
 

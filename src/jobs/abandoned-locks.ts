@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { query, sql, type Sql } from '../db/sql.js';
 
 /**
  * Recovery of jobs a killed worker left locked. graphile-worker only frees a lock after 4 hours; until
@@ -33,35 +34,41 @@ export class AbandonedLockSweeper {
     clearInterval(this.timer);
     const ids = [...this.ids];
     this.ids.clear();
-    if (ids.length > 0) await this.pool.query('DELETE FROM worker_heartbeats WHERE worker_id = ANY($1::text[])', [ids]).catch(this.onError);
+    if (ids.length > 0) await query(this.pool, sql`DELETE FROM worker_heartbeats WHERE worker_id = ANY(${ids}::text[])`).catch(this.onError);
   }
 
   async tick(): Promise<void> {
     try {
       const ids = [...this.ids];
-      if (ids.length > 0) await this.pool.query(BEAT_SQL, [ids]);
-      await this.pool.query(SWEEP_SQL, [ids, this.staleAfterMs]);
+      if (ids.length > 0) await query(this.pool, beatStatement(ids));
+      await query(this.pool, sweepStatement(ids, this.staleAfterMs));
     } catch (error) {
       this.onError(error);
     }
   }
 }
 
-const BEAT_SQL = `
-  INSERT INTO worker_heartbeats (worker_id, seen_at) SELECT unnest($1::text[]), now()
+function beatStatement(ids: string[]): Sql {
+  return sql`
+  INSERT INTO worker_heartbeats (worker_id, seen_at) SELECT unnest(${ids}::text[]), now()
   ON CONFLICT (worker_id) DO UPDATE SET seen_at = EXCLUDED.seen_at`;
+}
 
-// A lock younger than the stale time is never touched (its worker may not have beaten yet).
-const SWEEP_SQL = `
+// A lock younger than the stale time is never touched (its worker may not have beaten yet); nor is one
+// of this process's own ids.
+function sweepStatement(ownIds: string[], staleAfterMs: number): Sql {
+  const staleBefore = sql`now() - make_interval(secs => ${staleAfterMs}::int / 1000.0)`;
+  return sql`
   WITH stale AS (
     SELECT DISTINCT j.locked_by AS worker_id
       FROM graphile_worker._private_jobs j
      WHERE j.locked_by IS NOT NULL
-       AND j.locked_at < now() - make_interval(secs => $2::int / 1000.0)
-       AND j.locked_by <> ALL($1::text[])
-       AND NOT EXISTS (SELECT 1 FROM worker_heartbeats h WHERE h.worker_id = j.locked_by AND h.seen_at > now() - make_interval(secs => $2::int / 1000.0))
+       AND j.locked_at < ${staleBefore}
+       AND j.locked_by <> ALL(${ownIds}::text[])
+       AND NOT EXISTS (SELECT 1 FROM worker_heartbeats h WHERE h.worker_id = j.locked_by AND h.seen_at > ${staleBefore})
   ),
   forgotten AS (
     DELETE FROM worker_heartbeats WHERE seen_at < now() - interval '1 day'
   )
   SELECT graphile_worker.force_unlock_workers(ARRAY(SELECT worker_id FROM stale)) WHERE EXISTS (SELECT 1 FROM stale)`;
+}

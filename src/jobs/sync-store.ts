@@ -105,11 +105,12 @@ export class SyncStore {
 
   private async renewUnderLock(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
     await this.transaction(async (client) => {
-      const { rows } = await client.query<{ sealed: string | null }>('SELECT credentials_encrypted AS sealed FROM connections WHERE id = $1 FOR UPDATE', [
-        connectionId,
-      ]);
+      const { rows } = await query<{ sealed: string | null }>(
+        client,
+        sql`SELECT credentials_encrypted AS sealed FROM connections WHERE id = ${connectionId} FOR UPDATE`,
+      );
       const next = await renew(rows[0]?.sealed ?? null);
-      if (next !== undefined) await client.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [connectionId, next]);
+      if (next !== undefined) await query(client, sql`UPDATE connections SET credentials_encrypted = ${next}, updated_at = now() WHERE id = ${connectionId}`);
     });
   }
 
