@@ -10,6 +10,7 @@
  * rows interleave on disk as a shared production table's do.
  */
 import pg from 'pg';
+import { query, sql, type Sql } from '../db/sql.js';
 
 export interface GenerateHistoryOptions {
   /** Accounts to fill; each gets the same volume. */
@@ -112,32 +113,34 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
         // This chunk's share of the window: ordinals lo..hi of `requests` cover the same share of the time.
         const sliceStart = start.getTime() + ((lo - 1) / options.requests) * spanMs;
         const sliceMs = ((hi - lo + 1) / options.requests) * spanMs;
-        await client.query('BEGIN');
+        await query(client, sql`BEGIN`);
         try {
           // A seed per chunk keeps the data repeatable whichever job writes the chunk.
-          if (options.seed !== undefined) await client.query('SELECT setseed($1)', [chunkSeed(options.seed, chunk)]);
+          if (options.seed !== undefined) await query(client, sql`SELECT setseed(${chunkSeed(options.seed, chunk)})`);
           if (skipFkTriggers) await lockReferencedRows(client);
-          const { rows } = await client.query<ChunkResult>(CHUNK_SQL, [
-            lo,
-            hi,
-            new Date(sliceStart),
-            sliceMs,
-            options.requests,
-            options.deliveries,
-            options.syncRatio,
-            options.nullRate,
-            options.errorRate,
-            options.warningRate,
-            end,
-            contacts,
-            JSON.stringify(BODY_EVENT_NAMES),
-            sequence,
-          ]);
-          await client.query('COMMIT');
+          const { rows } = await query<ChunkResult>(
+            client,
+            chunkStatement({
+              lo,
+              hi,
+              requests: options.requests,
+              deliveries: options.deliveries,
+              sliceStart: new Date(sliceStart),
+              sliceMs,
+              end,
+              syncRatio: options.syncRatio,
+              nullRate: options.nullRate,
+              errorRate: options.errorRate,
+              warningRate: options.warningRate,
+              contacts,
+              sequence,
+            }),
+          );
+          await query(client, sql`COMMIT`);
           add(rows[0]);
         } catch (error) {
           failed = true;
-          await client.query('ROLLBACK').catch(() => {});
+          await query(client, sql`ROLLBACK`).catch(() => {});
           throw error;
         }
         done += hi - lo + 1;
@@ -165,15 +168,18 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
     const rejected = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (rejected) throw rejected.reason;
     const inserted = performance.now();
-    if (skipFkTriggers) await first.query('RESET session_replication_role');
+    if (skipFkTriggers) await query(first, sql`RESET session_replication_role`);
 
     // Sources show when they last received something (the account status derives from it).
-    await first.query(`
+    await query(
+      first,
+      sql`
       UPDATE sources s SET last_event_received_at = m.last
         FROM (SELECT g.source_id, (SELECT max(r.created_at) FROM requests r WHERE r.source_id = g.source_id) AS last FROM gh_sources g) m
-       WHERE s.id = m.source_id AND m.last IS NOT NULL AND (s.last_event_received_at IS NULL OR s.last_event_received_at < m.last)`);
+       WHERE s.id = m.source_id AND m.last IS NOT NULL AND (s.last_event_received_at IS NULL OR s.last_event_received_at < m.last)`,
+    );
     progress(`generate-history: ${options.vacuum ? 'VACUUM (ANALYZE)' : 'ANALYZE'} requests, syncs, deliveries ...`);
-    await first.query(options.vacuum ? 'VACUUM (ANALYZE) requests, syncs, deliveries' : 'ANALYZE requests, syncs, deliveries');
+    await query(first, options.vacuum ? sql`VACUUM (ANALYZE) requests, syncs, deliveries` : sql`ANALYZE requests, syncs, deliveries`);
     const finished = performance.now();
     const insertMs = inserted - started;
     return {
@@ -207,9 +213,9 @@ interface Session {
 async function openSession(client: pg.Client, options: GenerateHistoryOptions): Promise<Session> {
   // Generated rows are cheap to make again: no need to wait for each commit's WAL flush. JIT would
   // compile every chunk's plan anew for nothing.
-  await client.query(`SET synchronous_commit = off; SET jit = off; SET work_mem = '64MB'`);
+  await query(client, sql`SET synchronous_commit = off; SET jit = off; SET work_mem = '64MB'`);
   const accounts = await prepareSources(client, options);
-  const { rows } = await client.query<{ name: string | null }>(`SELECT pg_get_serial_sequence('requests', 'id') AS name`);
+  const { rows } = await query<{ name: string | null }>(client, sql`SELECT pg_get_serial_sequence('requests', 'id') AS name`);
   const sequence = rows[0]?.name;
   if (!sequence) throw new Error('generate-history: requests.id has no sequence (are the migrations applied?)');
   // Every reference a generated row makes is to a row read above (accounts, connections, sources,
@@ -217,7 +223,7 @@ async function openSession(client: pg.Client, options: GenerateHistoryOptions): 
   // to (FOR KEY SHARE) as a foreign-key check would; so, where the role may, the per-row foreign-key
   // triggers are skipped (they cost over half the time). A deletion racing a chunk waits for it and then
   // cascades as usual.
-  const skipFkTriggers = await client.query('SET session_replication_role = replica').then(
+  const skipFkTriggers = await query(client, sql`SET session_replication_role = replica`).then(
     () => true,
     () => false,
   );
@@ -258,14 +264,15 @@ function validate(o: GenerateHistoryOptions): void {
  * account the source count and which sources can take deliveries.
  */
 async function prepareSources(client: pg.Client, o: GenerateHistoryOptions): Promise<GenerateHistorySummary['accounts']> {
-  await client.query('DROP TABLE IF EXISTS pg_temp.gh_sources, pg_temp.gh_accounts');
-  await client.query(
-    `CREATE TEMP TABLE gh_sources AS
+  await query(client, sql`DROP TABLE IF EXISTS pg_temp.gh_sources, pg_temp.gh_accounts`);
+  await query(
+    client,
+    sql`CREATE TEMP TABLE gh_sources AS
      SELECT a.ord::int AS ord, a.account_id,
             (row_number() OVER (PARTITION BY a.ord ORDER BY s.id) - 1)::int AS idx,
             s.id AS source_id, s.connection_id, s.platform, s.ingress_code,
             COALESCE(bound.ids, conn.ids) AS dest_ids, COALESCE(bound.urls, conn.urls) AS dest_urls
-       FROM unnest($1::int[]) WITH ORDINALITY AS a(account_id, ord)
+       FROM unnest(${o.accountIds}::int[]) WITH ORDINALITY AS a(account_id, ord)
        JOIN connections c ON c.account_id = a.account_id AND c.deleted_at IS NULL
        JOIN sources s ON s.connection_id = c.id
        LEFT JOIN LATERAL (
@@ -275,21 +282,21 @@ async function prepareSources(client: pg.Client, o: GenerateHistoryOptions): Pro
        LEFT JOIN LATERAL (
          SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.url ORDER BY d.id) AS urls
            FROM destinations d WHERE d.connection_id = s.connection_id) conn ON true`,
-    [o.accountIds],
   );
-  await client.query(
-    `CREATE TEMP TABLE gh_accounts AS
+  await query(
+    client,
+    sql`CREATE TEMP TABLE gh_accounts AS
      SELECT ord, account_id, count(*)::int AS nsrc,
             COALESCE(array_agg(idx ORDER BY idx) FILTER (WHERE dest_ids IS NOT NULL), '{}') AS dmap
        FROM gh_sources GROUP BY ord, account_id`,
   );
-  await client.query('ANALYZE gh_sources; ANALYZE gh_accounts');
-  const { rows } = await client.query<{ account_id: number; nsrc: number; ndest: number; exists: boolean }>(
-    `SELECT a.account_id, COALESCE(g.nsrc, 0) AS nsrc, COALESCE(cardinality(g.dmap), 0) AS ndest,
+  await query(client, sql`ANALYZE gh_sources; ANALYZE gh_accounts`);
+  const { rows } = await query<{ account_id: number; nsrc: number; ndest: number; exists: boolean }>(
+    client,
+    sql`SELECT a.account_id, COALESCE(g.nsrc, 0) AS nsrc, COALESCE(cardinality(g.dmap), 0) AS ndest,
             EXISTS (SELECT 1 FROM accounts x WHERE x.id = a.account_id) AS exists
-       FROM unnest($1::int[]) WITH ORDINALITY AS a(account_id, ord) LEFT JOIN gh_accounts g ON g.ord = a.ord
+       FROM unnest(${o.accountIds}::int[]) WITH ORDINALITY AS a(account_id, ord) LEFT JOIN gh_accounts g ON g.ord = a.ord
       ORDER BY a.ord`,
-    [o.accountIds],
   );
   const problems: string[] = [];
   for (const row of rows) {
@@ -306,7 +313,9 @@ async function prepareSources(client: pg.Client, o: GenerateHistoryOptions): Pro
  * fails if any referenced row went away since the sources were read.
  */
 async function lockReferencedRows(client: pg.Client): Promise<void> {
-  const { rows } = await client.query<{ missing: boolean }>(`
+  const { rows } = await query<{ missing: boolean }>(
+    client,
+    sql`
     WITH want AS (SELECT DISTINCT account_id, connection_id, source_id, dest_ids FROM gh_sources),
     accounts_locked AS (SELECT id FROM accounts WHERE id IN (SELECT account_id FROM want) FOR KEY SHARE),
     connections_locked AS (SELECT id FROM connections WHERE id IN (SELECT connection_id FROM want) AND deleted_at IS NULL FOR KEY SHARE),
@@ -315,7 +324,8 @@ async function lockReferencedRows(client: pg.Client): Promise<void> {
     SELECT (SELECT count(*) FROM accounts_locked) < (SELECT count(DISTINCT account_id) FROM want)
         OR (SELECT count(*) FROM connections_locked) < (SELECT count(DISTINCT connection_id) FROM want)
         OR (SELECT count(*) FROM sources_locked) < (SELECT count(*) FROM want)
-        OR (SELECT count(*) FROM destinations_locked) < (SELECT count(DISTINCT d) FROM want, unnest(dest_ids) AS d) AS missing`);
+        OR (SELECT count(*) FROM destinations_locked) < (SELECT count(DISTINCT d) FROM want, unnest(dest_ids) AS d) AS missing`,
+  );
   if (rows[0]?.missing) {
     throw new Error('generate-history: a source, connection, destination or account was deleted meanwhile; the chunks written so far stay');
   }
@@ -347,9 +357,8 @@ const BODY_EVENT_NAMES: Record<string, Record<string, string>> = {
   },
 };
 
-const sqlArray = (values: string[]) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]`;
 /** 20 slots each, repeated by weight: sends outnumber opens, opens outnumber replies. */
-const EMAIL_EVENTS = sqlArray([
+const EMAIL_EVENTS = [
   ...Array<string>(9).fill('EMAIL_SENT'),
   ...Array<string>(5).fill('EMAIL_OPEN'),
   'EMAIL_LINK_CLICK',
@@ -358,47 +367,82 @@ const EMAIL_EVENTS = sqlArray([
   'EMAIL_REPLY',
   'EMAIL_BOUNCE',
   'LEAD_UNSUBSCRIBED',
-]);
-const LINKEDIN_EVENTS = sqlArray([
+];
+const LINKEDIN_EVENTS = [
   ...Array<string>(6).fill('CONNECTION_REQUEST_SENT'),
   ...Array<string>(3).fill('CONNECTION_REQUEST_ACCEPTED'),
   ...Array<string>(8).fill('MESSAGE_SENT'),
   ...Array<string>(3).fill('MESSAGE_REPLY_RECEIVED'),
-]);
+];
 /** Platforms whose leads are LinkedIn profiles rather than email addresses. */
-const LINKEDIN_PLATFORMS = sqlArray(['heyreach', 'expandi', 'dripify', 'waalaxy', 'linkedhelper']);
-const SYNC_ERRORS = `ARRAY[
+const LINKEDIN_PLATFORMS = ['heyreach', 'expandi', 'dripify', 'waalaxy', 'linkedhelper'];
+/** A failed sync's error (JSON text), as the CRMs word theirs. */
+const SYNC_ERRORS = [
   '{"status": 429, "category": "RATE_LIMITS", "message": "You have reached your secondly limit."}',
   '{"status": 401, "category": "INVALID_AUTHENTICATION", "message": "Authentication credentials not found."}',
   '{"status": 400, "category": "VALIDATION_ERROR", "message": "Property values were not valid: invalid email address"}',
   '{"status": 409, "category": "CONFLICT", "message": "Contact already exists. Existing ID: 51234"}',
   '[{"errorCode": "REQUIRED_FIELD_MISSING", "message": "Required fields are missing: [LastName]", "fields": ["LastName"]}]',
   '[{"errorCode": "INVALID_SESSION_ID", "message": "Session expired or invalid"}]',
-  '{"status": 502, "message": "CRM did not answer in time"}'
-]::jsonb[]`;
-const SYNC_WARNINGS = `ARRAY[
+  '{"status": 502, "message": "CRM did not answer in time"}',
+];
+/** A sync's partial problem (JSON text). */
+const SYNC_WARNINGS = [
   '{"message": "Contact written; company not created: free email domain"}',
   '{"message": "Contact written; task not created: no owner to assign"}',
-  '{"message": "Activity written; contact owner not assigned: owner is deactivated"}'
-]::jsonb[]`;
+  '{"message": "Activity written; contact owner not assigned: owner is deactivated"}',
+];
+
+/** What one chunk writes; the counts and rates are the run's ({@link GenerateHistoryOptions}). */
+interface Chunk extends Pick<GenerateHistoryOptions, 'requests' | 'deliveries' | 'syncRatio' | 'nullRate' | 'errorRate' | 'warningRate'> {
+  /** First and last request ordinal (1-based, of `requests` per account) this chunk writes. */
+  lo: number;
+  hi: number;
+  /** The chunk's share of the window: requests are timed inside [sliceStart, sliceStart + sliceMs ms). */
+  sliceStart: Date;
+  sliceMs: number;
+  /** End of the window: no sync or delivery is timed after it. */
+  end: Date;
+  /** Contacts are drawn from 1..contacts (per account). */
+  contacts: number;
+  /** The requests.id sequence, for ids drawn up front. */
+  sequence: string;
+}
 
 /**
- * One chunk: ordinals $1..$2 of $5 requests per account, timed inside [$3, $3 + $4 ms). Ordinal g carries
- * floor(g*D/R) - floor((g-1)*D/R) deliveries, so the total is exactly D; such requests come from a source
- * that has destinations. Sync status by one uniform draw: null | error | warning | success.
+ * One chunk: ordinals `lo..hi` of `requests` per account, timed inside [sliceStart, sliceStart + sliceMs
+ * ms). Ordinal g carries floor(g*D/R) - floor((g-1)*D/R) deliveries (D `deliveries`, R `requests`), so the
+ * total is exactly D; such requests come from a source that has destinations. A request gets a sync when
+ * its draw is below `syncRatio`; sync status by one uniform draw: null | error | warning | success, in
+ * shares `nullRate`, `errorRate`, `warningRate` and the rest. Deliveries fail at `errorRate`.
  */
-const CHUNK_SQL = `
+function chunkStatement({
+  lo,
+  hi,
+  requests,
+  deliveries,
+  sliceStart,
+  sliceMs,
+  end,
+  syncRatio,
+  nullRate,
+  errorRate,
+  warningRate,
+  contacts,
+  sequence,
+}: Chunk): Sql {
+  return sql`
 WITH o AS (
   SELECT a.ord, a.account_id, a.nsrc, a.dmap,
-         ((g * $6::bigint) / $5::bigint - ((g - 1) * $6::bigint) / $5::bigint)::int AS n_deliveries,
-         date_trunc('milliseconds', $3::timestamptz + random() * $4::float8 * interval '1 millisecond') AS created_at,
+         ((g * ${deliveries}::bigint) / ${requests}::bigint - ((g - 1) * ${deliveries}::bigint) / ${requests}::bigint)::int AS n_deliveries,
+         date_trunc('milliseconds', ${sliceStart}::timestamptz + random() * ${sliceMs}::float8 * interval '1 millisecond') AS created_at,
          random() AS r_src, random() AS r_sync, random() AS r_status, random() AS r_event,
-         1 + floor(random() * $12::int)::int AS contact, 1 + floor(random() * 400)::int AS campaign
-    FROM gh_accounts a CROSS JOIN generate_series($1::bigint, $2::bigint) AS g
+         1 + floor(random() * ${contacts}::int)::int AS contact, 1 + floor(random() * 400)::int AS campaign
+    FROM gh_accounts a CROSS JOIN generate_series(${lo}::bigint, ${hi}::bigint) AS g
 ),
 picked AS (
   SELECT o.*, s.source_id, s.connection_id, s.platform, s.ingress_code, s.dest_ids, s.dest_urls,
-         s.platform = ANY(${LINKEDIN_PLATFORMS}) AS linkedin
+         s.platform = ANY(${LINKEDIN_PLATFORMS}::text[]) AS linkedin
     FROM o JOIN gh_sources s
       ON s.ord = o.ord
      AND s.idx = CASE WHEN o.n_deliveries > 0 THEN o.dmap[1 + floor(o.r_src * cardinality(o.dmap))::int]
@@ -406,15 +450,15 @@ picked AS (
 ),
 described AS (
   SELECT p.*,
-         CASE WHEN p.linkedin THEN (${LINKEDIN_EVENTS})[1 + floor(p.r_event * 20)::int]
-              ELSE (${EMAIL_EVENTS})[1 + floor(p.r_event * 20)::int] END AS event_type,
+         CASE WHEN p.linkedin THEN (${LINKEDIN_EVENTS}::text[])[1 + floor(p.r_event * 20)::int]
+              ELSE (${EMAIL_EVENTS}::text[])[1 + floor(p.r_event * 20)::int] END AS event_type,
          CASE WHEN p.linkedin THEN 'https://www.linkedin.com/in/lead-' || p.contact
               ELSE 'lead' || p.contact || '@company' || (p.contact % 997) || '.example' END AS to_email
     FROM picked p
 ),
 base AS MATERIALIZED (
-  SELECT nextval($14::regclass) AS request_id, x.*
-    FROM (SELECT d.*, COALESCE($13::jsonb -> d.platform ->> d.event_type, d.event_type) AS body_event
+  SELECT nextval(${sequence}::regclass) AS request_id, x.*
+    FROM (SELECT d.*, COALESCE(${JSON.stringify(BODY_EVENT_NAMES)}::jsonb -> d.platform ->> d.event_type, d.event_type) AS body_event
             FROM described d ORDER BY d.created_at) x
 ),
 ins_r AS (
@@ -432,19 +476,19 @@ ins_r AS (
 ins_s AS (
   INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, status, event_type, to_email, error, attempts, created_at, updated_at)
   SELECT b.account_id, b.connection_id, b.source_id, b.request_id, b.platform, st.status::sync_status, b.event_type, b.to_email,
-         CASE st.status WHEN 'error' THEN (${SYNC_ERRORS})[1 + floor(random() * 7)::int]
-                        WHEN 'warning' THEN (${SYNC_WARNINGS})[1 + floor(random() * 3)::int] END,
+         CASE st.status WHEN 'error' THEN (${SYNC_ERRORS}::jsonb[])[1 + floor(random() * 7)::int]
+                        WHEN 'warning' THEN (${SYNC_WARNINGS}::jsonb[])[1 + floor(random() * 3)::int] END,
          CASE WHEN st.status IS NULL THEN 0 WHEN st.status = 'error' THEN 1 + floor(random() * 3)::int ELSE 1 END,
          st.done, st.done
     FROM base b
     CROSS JOIN LATERAL (
-      SELECT CASE WHEN b.r_status < $8::float8 THEN NULL
-                  WHEN b.r_status < $8::float8 + $9::float8 THEN 'error'
-                  WHEN b.r_status < $8::float8 + $9::float8 + $10::float8 THEN 'warning'
+      SELECT CASE WHEN b.r_status < ${nullRate}::float8 THEN NULL
+                  WHEN b.r_status < ${nullRate}::float8 + ${errorRate}::float8 THEN 'error'
+                  WHEN b.r_status < ${nullRate}::float8 + ${errorRate}::float8 + ${warningRate}::float8 THEN 'warning'
                   ELSE 'success' END AS status,
-             LEAST($11::timestamptz, date_trunc('milliseconds', b.created_at + (40 + b.r_event * 2500) * interval '1 millisecond')) AS done
+             LEAST(${end}::timestamptz, date_trunc('milliseconds', b.created_at + (40 + b.r_event * 2500) * interval '1 millisecond')) AS done
     ) st
-   WHERE b.r_sync < $7::float8
+   WHERE b.r_sync < ${syncRatio}::float8
    ORDER BY b.request_id
   RETURNING status
 ),
@@ -457,12 +501,12 @@ ins_d AS (
          CASE WHEN NOT p.failed THEN NULL
               WHEN p.r >= 6.0 / 7 THEN '{"message": "connect ETIMEDOUT after 10000 ms"}'::jsonb
               ELSE '{"message": "destination answered with an error status"}'::jsonb END,
-         LEAST($11::timestamptz, date_trunc('milliseconds', b.created_at + (100 + p.r * 1500 + k * 50) * interval '1 millisecond'))
+         LEAST(${end}::timestamptz, date_trunc('milliseconds', b.created_at + (100 + p.r * 1500 + k * 50) * interval '1 millisecond'))
     FROM base b
     CROSS JOIN LATERAL generate_series(1, b.n_deliveries) AS k
     CROSS JOIN LATERAL (
       SELECT 1 + ((k - 1) + floor(b.r_sync * cardinality(b.dest_ids))::int) % cardinality(b.dest_ids) AS j,
-             random() < $9::float8 AS failed, random() AS r
+             random() < ${errorRate}::float8 AS failed, random() AS r
     ) p
    WHERE b.n_deliveries > 0
    ORDER BY b.request_id, k
@@ -471,6 +515,7 @@ ins_d AS (
 SELECT (SELECT count(*) FROM ins_r) AS requests,
        (SELECT json_object_agg(COALESCE(status::text, 'null'), n) FROM (SELECT status, count(*) AS n FROM ins_s GROUP BY 1) x) AS syncs,
        (SELECT json_object_agg(status::text, n) FROM (SELECT status, count(*) AS n FROM ins_d GROUP BY 1) y) AS deliveries`;
+}
 
 function fmt(n: number): string {
   return n.toLocaleString('en-US');
