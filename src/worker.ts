@@ -11,7 +11,7 @@ export interface WorkerSettings {
   pollInterval: number;
   /** A worker silent this long is dead, and its locked jobs go to others. */
   staleAfterMs?: number;
-  /** Jobs fetched (and locked) per query, handed to the process's job slots without a round trip; -1: off. */
+  /** Jobs fetched (and locked) per query, handed to the process's job slots without a round trip; 1 or less: off. */
   localQueueSize?: number;
   /** How long a finished job waits for others to complete in the same statement; -1: each alone. */
   completeJobBatchDelay?: number;

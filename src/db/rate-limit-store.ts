@@ -58,8 +58,9 @@ export class RateLimitStore {
   }
 }
 
-// The window starts with the bucket's first hit; a hit after it ended starts the next one. The row lock
-// of ON CONFLICT orders concurrent hits of one bucket, and each reads the clock after taking it.
+// The window starts with the bucket's first hit; a hit after it ended starts the next one. A hit whose
+// clock was read before the current window began (its statement waited for the row lock behind the one
+// that opened it) counts in that window: the CASEs never move window_start back.
 function fixedWindowStatement(bucket: string, windowMs: number): Sql {
   const length = sql`make_interval(secs => ${windowMs}::int / 1000.0)`;
   return sql`

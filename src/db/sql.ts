@@ -10,6 +10,8 @@ export const sql = Prisma.sql;
 export type Sql = Prisma.Sql;
 /** `a, b, c` from fragments (or values, each bound). */
 export const join = Prisma.join;
+/** Text spliced in as SQL, not bound: for identifiers the code itself names, never for input. */
+export const raw = Prisma.raw;
 
 /** The PostgreSQL types a {@link rows} column can carry (each column is one array parameter). */
 export type ColumnType = 'int' | 'bigint' | 'text' | 'boolean' | 'timestamptz' | 'jsonb';
@@ -40,9 +42,9 @@ export function rows<C extends Record<string, ColumnType>>(alias: string, column
   const arrays = names.map((name) => {
     const type = columns[name]!;
     const values = items.map((item) => jsonText(type, item[name]));
-    return Prisma.sql`${values}::${Prisma.raw(type)}[]`;
+    return sql`${values}::${raw(type)}[]`;
   });
-  return Prisma.sql`unnest(${join(arrays, ', ')}) AS ${Prisma.raw(alias)}(${Prisma.raw(names.map(snakeCase).join(', '))})`;
+  return sql`unnest(${join(arrays, ', ')}) AS ${raw(alias)}(${raw(names.map(snakeCase).join(', '))})`;
 }
 
 /** Runs `statement` on a `pg` pool or client; `name` makes it a prepared statement (hot paths). */

@@ -11,7 +11,7 @@ export interface Position {
   id: bigint;
 }
 
-/** `v1.<payload>.<signature>`, base64url; payload = created-at ms, id, and the query's fingerprint. */
+/** `v1.<payload>.<signature>`, base64url; payload = created-at ms and id; the signature binds them to the query's scope. */
 export function encodeCursor(key: Buffer, position: Position, scope: string): string {
   const payload = Buffer.from(JSON.stringify([position.createdAt.getTime(), position.id.toString()])).toString('base64url');
   return `v1.${payload}.${sign(key, payload, scope)}`;

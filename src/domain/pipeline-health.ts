@@ -73,7 +73,7 @@ export interface PipelineUpdate {
   lastReason: FailureReason | null;
   /** Whether any sync of the batch was written. */
   written: boolean;
-  /** Whether the state changed (an event was announced). */
+  /** Whether the batch announced a transition (the state may have changed back within the batch). */
   changed: boolean;
 }
 

@@ -13,9 +13,9 @@ interface Pending {
 }
 
 export interface AcceptorOptions {
-  /** Transactions in flight at once; while they run, new requests gather into the next batch. */
+  /** Batch statements in flight at once (each commits on its own); while they run, new requests gather into the next batch. */
   concurrency?: number;
-  /** The most requests one transaction takes. */
+  /** The most requests one statement takes. */
   maxBatch?: number;
 }
 

@@ -54,8 +54,9 @@ function beatStatement(ids: string[]): Sql {
   ON CONFLICT (worker_id) DO UPDATE SET seen_at = EXCLUDED.seen_at`;
 }
 
-// A lock younger than the stale time is never touched (its worker may not have beaten yet); nor is one
-// of this process's own ids.
+// A worker is stale when it holds a lock older than the stale time (a younger one's worker may not have
+// beaten yet), has not beaten within that time, and is none of this process's own ids; all of a stale
+// worker's jobs are freed, its younger locks too.
 function sweepStatement(ownIds: string[], staleAfterMs: number): Sql {
   const staleBefore = sql`now() - make_interval(secs => ${staleAfterMs}::int / 1000.0)`;
   return sql`

@@ -17,7 +17,7 @@ export async function enqueue<S extends z.ZodType>(
 ): Promise<Job> {
   const checked = task.payload.parse(payload);
   const { queueName, maxAttempts, jobKey } = task.defaults;
-  return queue.addJob(task.identifier, payload, {
+  return queue.addJob(task.identifier, checked, {
     ...(queueName !== undefined ? { queueName } : {}),
     ...(maxAttempts !== undefined ? { maxAttempts } : {}),
     ...(jobKey ? { jobKey: jobKey(checked) } : {}),

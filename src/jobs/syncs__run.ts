@@ -96,7 +96,7 @@ async function write(deps: JobDeps, store: SyncStore, sync: SyncRow, context: Sy
   let lastState: CrmState | undefined;
   try {
     const outcome: CrmOutcome = await connector.write({
-      event: crmEvent(event, context, sync),
+      event: crmEvent(event, context),
       options: context,
       state: sync.crmState,
       saveState: (state, options) => {
@@ -153,7 +153,7 @@ async function renewCredentials(
   return result;
 }
 
-function crmEvent(event: InboundEvent, context: SyncContext, sync: SyncRow): CrmEvent {
+function crmEvent(event: InboundEvent, context: SyncContext): CrmEvent {
   return {
     eventType: event.eventType,
     platform: context.platform,
@@ -171,7 +171,6 @@ function crmEvent(event: InboundEvent, context: SyncContext, sync: SyncRow): Crm
     senderEmail: event.sequencerIds.mailbox ?? null,
     // Processing time (spec rule: timestamps are processing time), the same on every attempt.
     occurredAt: context.receivedAt,
-    requestId: String(sync.id),
   };
 }
 

@@ -83,6 +83,8 @@ export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): Cata
         await helpers.withPgClient((client) =>
           query(client, sql`UPDATE graphile_worker._private_jobs SET max_attempts = attempts WHERE id = ${helpers.job.id}::bigint`),
         );
+        // graphile-worker reads its own copy to log the attempt ("1 of 1") and to announce job:failed.
+        helpers.job.max_attempts = helpers.job.attempts;
         throw new InvalidPayloadError(task.identifier, parsed.error.issues);
       };
     },

@@ -1,4 +1,4 @@
-import { Prisma } from '../generated/prisma/client.js';
+import { sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import { countDeliveries, DeliveryMetrics } from './delivery.js';
 import { requireApiKey } from './errors.js';
@@ -29,7 +29,7 @@ builder.queryField('accountMetrics', (t) =>
     resolve: async (_root, args, ctx) => {
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
-      const where = () => [...countableRows(viewer, window), ...(args.connectionId != null ? [Prisma.sql`connection_id = ${args.connectionId}`] : [])];
+      const where = () => [...countableRows(viewer, window), ...(args.connectionId != null ? [sql`connection_id = ${args.connectionId}`] : [])];
       return withQueryLimit(ctx, 'Narrow the from/to window or pass connectionId.', async (client) => {
         const [requests, syncs, deliveries] = await Promise.all([
           countRequests(client, where()),

@@ -1,4 +1,4 @@
-import { Prisma } from '../generated/prisma/client.js';
+import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireApiKey, serviceError } from './errors.js';
@@ -64,7 +64,7 @@ export const DeliveryMetrics = builder.objectRef<{ success: number; error: numbe
   }),
 });
 
-const COLUMNS = Prisma.sql`id, destination_id AS "destinationId", destination_url AS "destinationUrl", status::text AS status,
+const COLUMNS = sql`id, destination_id AS "destinationId", destination_url AS "destinationUrl", status::text AS status,
   http_status AS "httpStatus", connection_id AS "connectionId", source_id AS "sourceId", event_type AS "eventType",
   to_email AS "toEmail", request_id AS "payloadId", error, created_at AS "createdAt"`;
 
@@ -87,10 +87,10 @@ builder.queryFields((t) => ({
       if (args.destinationId != null) await requireDestination(ctx, args.destinationId);
       if (args.sourceId != null) await requireSource(ctx, args.sourceId);
       const where = visibleRows(viewer, window);
-      if (args.destinationId != null) where.push(Prisma.sql`destination_id = ${args.destinationId}`);
-      if (args.sourceId != null) where.push(Prisma.sql`source_id = ${args.sourceId}`);
-      if (args.connectionId != null) where.push(Prisma.sql`connection_id = ${args.connectionId}`);
-      if (args.status) where.push(Prisma.sql`status = ${args.status}::delivery_status`);
+      if (args.destinationId != null) where.push(sql`destination_id = ${args.destinationId}`);
+      if (args.sourceId != null) where.push(sql`source_id = ${args.sourceId}`);
+      if (args.connectionId != null) where.push(sql`connection_id = ${args.connectionId}`);
+      if (args.status) where.push(sql`status = ${args.status}::delivery_status`);
       return keysetPage<DeliveryRecord>(ctx, {
         table: 'deliveries',
         columns: COLUMNS,
@@ -118,7 +118,7 @@ builder.queryFields((t) => ({
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
       await requireDestination(ctx, args.destinationId);
-      const where = [...countableRows(viewer, window), Prisma.sql`destination_id = ${args.destinationId}`];
+      const where = [...countableRows(viewer, window), sql`destination_id = ${args.destinationId}`];
       return withQueryLimit(ctx, 'Narrow the from/to window.', (client) => countDeliveries(client, where));
     },
   }),
@@ -135,9 +135,9 @@ async function requireDestination(ctx: Context, destinationId: number): Promise<
 }
 
 /** Delivery counts by status over the rows `where` selects. */
-export async function countDeliveries(client: Context['prisma'], where: Prisma.Sql[]) {
+export async function countDeliveries(client: Context['prisma'], where: Sql[]) {
   const [row] = await client.$queryRaw<{ success: bigint; error: bigint }[]>`
     SELECT count(*) FILTER (WHERE status = 'success') AS success, count(*) FILTER (WHERE status = 'error') AS error
-      FROM deliveries WHERE ${Prisma.join(where, ' AND ')}`;
+      FROM deliveries WHERE ${join(where, ' AND ')}`;
   return { success: Number(row?.success ?? 0), error: Number(row?.error ?? 0) };
 }

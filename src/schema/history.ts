@@ -1,6 +1,6 @@
 import { checkLimit, checkWindow, type Window } from '../domain/window.js';
 import { cursorScope, decodeCursor, encodeCursor, type Position } from '../domain/cursor.js';
-import { Prisma } from '../generated/prisma/client.js';
+import { join, raw, sql, type Sql } from '../db/sql.js';
 import type { ObjectRef } from '@pothos/core';
 import { builder, type BuilderTypes } from './builder.js';
 import type { ApiKeyViewer, Context } from './context.js';
@@ -38,9 +38,9 @@ export function requireLimit(limit: number | null | undefined): number {
 }
 
 /** Rows of the key's account on the connections it reaches (the SQL the history tables share). */
-export function visibleRows(viewer: ApiKeyViewer, window: Window): Prisma.Sql[] {
+export function visibleRows(viewer: ApiKeyViewer, window: Window): Sql[] {
   // The account predicate leads so that lists walk the (account_id, created_at, id) index.
-  return [Prisma.sql`account_id = ${viewer.accountId}`, ...countableRows(viewer, window)];
+  return [sql`account_id = ${viewer.accountId}`, ...countableRows(viewer, window)];
 }
 
 /**
@@ -66,8 +66,8 @@ function formatSeconds(ms: number): string {
  * account, so the account predicate is implied, and without it PostgreSQL counts each connection's
  * window by an index-only scan of `(connection_id, created_at, id, status)` instead of the whole table.
  */
-export function countableRows(viewer: ApiKeyViewer, window: Window): Prisma.Sql[] {
-  return [Prisma.sql`connection_id = ANY(${viewer.connectionIds}::int[])`, Prisma.sql`created_at >= ${window.from}`, Prisma.sql`created_at <= ${window.to}`];
+export function countableRows(viewer: ApiKeyViewer, window: Window): Sql[] {
+  return [sql`connection_id = ANY(${viewer.connectionIds}::int[])`, sql`created_at >= ${window.from}`, sql`created_at <= ${window.to}`];
 }
 
 /** A 404 unless the source exists and belongs to a connection the key reaches. */
@@ -89,7 +89,7 @@ export interface Page<Row> {
  */
 export async function keysetPage<Row extends { id: bigint; createdAt: Date }>(
   ctx: Context,
-  query: { table: string; columns: Prisma.Sql; where: Prisma.Sql[]; limit: number; cursor: string | null | undefined; scope: Record<string, unknown> },
+  query: { table: string; columns: Sql; where: Sql[]; limit: number; cursor: string | null | undefined; scope: Record<string, unknown> },
   client: Context['prisma'] = ctx.prisma,
 ): Promise<Page<Row>> {
   const scope = cursorScope({ ...(query.scope as Record<string, string>), table: query.table });
@@ -98,10 +98,10 @@ export async function keysetPage<Row extends { id: bigint; createdAt: Date }>(
     after = decodeCursor(ctx.cursorKey, query.cursor, scope);
     if (!after) throw serviceError('BAD_REQUEST', 'cursor is malformed or does not belong to this query');
   }
-  const where = after ? [...query.where, Prisma.sql`(created_at, id) < (${after.createdAt}, ${after.id})`] : query.where;
+  const where = after ? [...query.where, sql`(created_at, id) < (${after.createdAt}, ${after.id})`] : query.where;
   const rows = await client.$queryRaw<Row[]>`
-    SELECT ${query.columns} FROM ${Prisma.raw(query.table)}
-     WHERE ${Prisma.join(where, ' AND ')}
+    SELECT ${query.columns} FROM ${raw(query.table)}
+     WHERE ${join(where, ' AND ')}
      ORDER BY created_at DESC, id DESC
      LIMIT ${query.limit + 1}`;
   const hasMore = rows.length > query.limit;

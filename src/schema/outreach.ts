@@ -1,4 +1,4 @@
-import { Prisma } from '../generated/prisma/client.js';
+import { sql, type Sql } from '../db/sql.js';
 import { buildOutreach, parseOutreachQuery, type CategorySignal, type OutreachGroup, type OutreachQuery, type OutreachResponse } from '../domain/outreach.js';
 import { builder } from './builder.js';
 import type { ApiKeyViewer, Context } from './context.js';
@@ -144,10 +144,10 @@ async function readOutreach(
  * category signal. Each table is probed through its (account_id, to_email|contact) index.
  * Exported for bench/outreach.ts, which times it directly.
  */
-export function outreachStatement(accountId: number, connectionIds: number[], identities: string[]): Prisma.Sql {
-  const ids = Prisma.sql`${connectionIds}::int[]`;
-  const contacts = Prisma.sql`${identities}::text[]`;
-  return Prisma.sql`
+export function outreachStatement(accountId: number, connectionIds: number[], identities: string[]): Sql {
+  const ids = sql`${connectionIds}::int[]`;
+  const contacts = sql`${identities}::text[]`;
+  return sql`
     WITH events AS (
       SELECT s.event_type, s.platform, s.request_id, s.created_at
         FROM syncs s

@@ -1,4 +1,4 @@
-import { Prisma } from '../generated/prisma/client.js';
+import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireApiKey } from './errors.js';
@@ -42,7 +42,7 @@ export const RequestMetrics = builder.objectRef<{ count: number }>('RequestMetri
   fields: (t) => ({ count: t.exposeInt('count', { description: 'Requests received in the window.' }) }),
 });
 
-const COLUMNS = Prisma.sql`id, source_id AS "sourceId", connection_id AS "connectionId", path, created_at AS "createdAt"`;
+const COLUMNS = sql`id, source_id AS "sourceId", connection_id AS "connectionId", path, created_at AS "createdAt"`;
 
 builder.queryFields((t) => ({
   requests: t.field({
@@ -54,7 +54,7 @@ builder.queryFields((t) => ({
       const window = requireWindow(args.from, args.to);
       const limit = requireLimit(args.limit);
       if (args.sourceId != null) await requireSource(ctx, args.sourceId);
-      const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [Prisma.sql`source_id = ${args.sourceId}`] : [])];
+      const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [sql`source_id = ${args.sourceId}`] : [])];
       return keysetPage<RequestRecord>(ctx, {
         table: 'requests',
         columns: COLUMNS,
@@ -79,14 +79,14 @@ builder.queryFields((t) => ({
       const viewer = requireApiKey(ctx);
       const window = requireWindow(args.from, args.to);
       if (args.sourceId != null) await requireSource(ctx, args.sourceId);
-      const where = [...countableRows(viewer, window), ...(args.sourceId != null ? [Prisma.sql`source_id = ${args.sourceId}`] : [])];
+      const where = [...countableRows(viewer, window), ...(args.sourceId != null ? [sql`source_id = ${args.sourceId}`] : [])];
       return withQueryLimit(ctx, 'Narrow the from/to window or pass sourceId.', (client) => countRequests(client, where));
     },
   }),
 }));
 
 /** Exact request count over the rows `where` selects. */
-export async function countRequests(client: Context['prisma'], where: Prisma.Sql[]): Promise<{ count: number }> {
-  const [row] = await client.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${Prisma.join(where, ' AND ')}`;
+export async function countRequests(client: Context['prisma'], where: Sql[]): Promise<{ count: number }> {
+  const [row] = await client.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${join(where, ' AND ')}`;
   return { count: Number(row?.count ?? 0) };
 }

@@ -1,4 +1,4 @@
-import { Prisma } from '../generated/prisma/client.js';
+import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import { requireApiKey, serviceError } from './errors.js';
 import {
@@ -68,7 +68,7 @@ export const SyncMetrics = builder.objectRef<{ success: number; warning: number;
 
 const SYNC_HINT = 'Narrow the from/to window or pass connectionId.';
 
-const COLUMNS = Prisma.sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
+const COLUMNS = sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
   event_type AS "eventType", to_email AS "toEmail", platform, request_id AS "payloadId", error, created_at AS "createdAt"`;
 
 const filterArgs = builder.args((t) => ({
@@ -86,8 +86,8 @@ builder.queryFields((t) => ({
       const window = requireWindow(args.from, args.to);
       const limit = requireLimit(args.limit);
       const where = await syncFilters(ctx, viewer, window, args);
-      if (args.status === 'error') where.push(Prisma.sql`(status = 'error' OR status IS NULL)`);
-      else if (args.status) where.push(Prisma.sql`status = ${args.status}::sync_status`);
+      if (args.status === 'error') where.push(sql`(status = 'error' OR status IS NULL)`);
+      else if (args.status) where.push(sql`status = ${args.status}::sync_status`);
       const page = (client: typeof ctx.heavy) =>
         keysetPage<SyncRecord>(
           ctx,
@@ -145,21 +145,21 @@ async function syncFilters(
   window: Window,
   args: { sourceId?: number | null; connectionId?: number | null },
   rows: typeof visibleRows = visibleRows,
-): Promise<Prisma.Sql[]> {
+): Promise<Sql[]> {
   if (args.sourceId != null) await requireSource(ctx, args.sourceId);
   const where = rows(viewer, window);
-  if (args.sourceId != null) where.push(Prisma.sql`source_id = ${args.sourceId}`);
-  if (args.connectionId != null) where.push(Prisma.sql`connection_id = ${args.connectionId}`);
+  if (args.sourceId != null) where.push(sql`source_id = ${args.sourceId}`);
+  if (args.connectionId != null) where.push(sql`connection_id = ${args.connectionId}`);
   return where;
 }
 
 /** Exact counts by status, never-recorded results counted as errors. */
-export async function countSyncs(prisma: Parameters<typeof requireSource>[0]['prisma'], where: Prisma.Sql[]) {
+export async function countSyncs(prisma: Parameters<typeof requireSource>[0]['prisma'], where: Sql[]) {
   // FILTER keeps the scan index-only (no per-row enum-to-text conversion as with GROUP BY COALESCE).
   const [row] = await prisma.$queryRaw<{ success: bigint; warning: bigint; error: bigint }[]>`
     SELECT count(*) FILTER (WHERE status = 'success') AS success,
            count(*) FILTER (WHERE status = 'warning') AS warning,
            count(*) FILTER (WHERE status = 'error' OR status IS NULL) AS error
-      FROM syncs WHERE ${Prisma.join(where, ' AND ')}`;
+      FROM syncs WHERE ${join(where, ' AND ')}`;
   return { success: Number(row?.success ?? 0), warning: Number(row?.warning ?? 0), error: Number(row?.error ?? 0) };
 }

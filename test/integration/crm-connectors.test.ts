@@ -38,7 +38,6 @@ function crmEvent(overrides: Partial<CrmEvent> = {}): CrmEvent {
     campaignName: 'Q3 outbound',
     senderEmail: 'rep@seller.test',
     occurredAt: new Date('2025-03-04T10:00:00.000Z'),
-    requestId: '42',
     ...overrides,
   };
 }

@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
 import { apiFetch } from '../support/openapi.js';
 import { useTestServer } from '../support/server.js';
@@ -38,7 +39,8 @@ describe('worker monitoring', () => {
     try {
       expect((await ready()).body.checks.destinations_activities).toBe('operational');
       await ctx.db.query(
-        `SELECT graphile_worker.add_job('syncs__run', '{"requestId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`,
+        `SELECT graphile_worker.add_job($1, '{"requestId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`,
+        [syncsRun.identifier],
       );
       expect((await ready()).body.checks.destinations_activities).toBe('outage');
       await ctx.db.query(`SELECT graphile_worker.remove_job('health-lag-test')`);

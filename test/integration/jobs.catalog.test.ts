@@ -79,7 +79,9 @@ describe('a job whose payload fails its schema', () => {
     expect(row!.last_error).toContain('retry: invalid_type');
     const errors = lines.map((line) => JSON.parse(line) as { level: number; msg: string; job?: { id: string; task: string } }).filter((l) => l.level >= 50);
     expect(errors).toHaveLength(1);
-    expect(errors[0]!.msg).toMatch(new RegExp(`^Failed task ${failed.id} \\(syncs__run, .*\\) with error 'the payload does not match the syncs__run schema`));
+    expect(errors[0]!.msg).toMatch(
+      new RegExp(`^Failed task ${failed.id} \\(syncs__run, [0-9.]+ms, attempt 1 of 1\\) with error 'the payload does not match the syncs__run schema`),
+    );
     expect(errors[0]!.msg).not.toContain('\n');
     expect(errors[0]!.job).toMatchObject({ id: failed.id, task: 'syncs__run' });
     expect(lines.join('\n')).not.toContain(secret);

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSecret, sealSecret } from '../../src/domain/secrets.js';
+import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { INGRESS, seedTestAccounts, type TestKeys } from '../support/accounts.js';
@@ -175,11 +176,12 @@ describe('lead category signals', () => {
     const requestId = await ingest(codes.smartlead!.hubspot, body);
     expect((await outcomeOf(requestId)).status).toBe('success');
     // The job again, as after a crash between its steps: the recorded outcome ends it, nothing is added.
-    await ctx.db.query("SELECT graphile_worker.add_job('syncs__run', json_build_object('requestId', $1::bigint))", [requestId]);
+    await ctx.db.query('SELECT graphile_worker.add_job($1, json_build_object($2::text, $3::bigint))', [syncsRun.identifier, 'requestId', requestId]);
     await eventually(
       async () => {
         const [row] = await ctx.db.query<{ n: string }>(
-          "SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = 'syncs__run'",
+          'SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = $1',
+          [syncsRun.identifier],
         );
         return row?.n === '0' ? true : undefined;
       },

@@ -26,7 +26,6 @@ export interface CrmEvent {
   senderEmail: string | null;
   /** Processing time; stable across retries of one sync, so activities carry one timestamp. */
   occurredAt: Date;
-  requestId: string;
 }
 
 /** A source's CRM flags (prisma Source). */
