@@ -219,6 +219,19 @@ describe('pipeline health under concurrent syncs', () => {
       { type: 'sync.recovered', reason: null },
     ]);
   });
+
+  it('creates a pipeline health row once, not an id per batch', async () => {
+    const code = 'e2eHealthIdsHubspot01';
+    await ctx.db.prisma.source.create({ data: { connectionId: hubspotConnection, platform: 'smartlead', ingressCode: code } });
+    const body = readFileSync(new URL('smartlead/EMAIL_OPEN.json', PAYLOADS), 'utf8');
+    const sequence = async () => Number((await ctx.db.query<{ last: string }>('SELECT last_value AS last FROM pipeline_health_id_seq'))[0]!.last);
+    const before = await sequence();
+
+    // One after another: each sync is recorded in a batch of its own.
+    for (let i = 0; i < 5; i += 1) expect((await outcomeOf(await ingest(code, body))).status).toBe('success');
+
+    expect(await sequence()).toBe(before + 1);
+  });
 });
 
 describe('POST /api/v1/syncs/:id/retry', () => {
