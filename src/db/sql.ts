@@ -41,7 +41,7 @@ export function rows<C extends Record<string, ColumnType>>(alias: string, column
   const names = Object.keys(columns);
   const arrays = names.map((name) => {
     const type = columns[name]!;
-    const values = items.map((item) => jsonText(type, item[name]));
+    const values = type === 'jsonb' ? items.map((item) => jsonText(item[name])) : items.map((item) => item[name] ?? null);
     return sql`${values}::${raw(type)}[]`;
   });
   return sql`unnest(${join(arrays, ', ')}) AS ${raw(alias)}(${raw(names.map(snakeCase).join(', '))})`;
@@ -49,14 +49,21 @@ export function rows<C extends Record<string, ColumnType>>(alias: string, column
 
 /** Runs `statement` on a `pg` pool or client; `name` makes it a prepared statement (hot paths). */
 export function query<T extends pg.QueryResultRow>(client: pg.Pool | pg.ClientBase, statement: Sql, name?: string): Promise<pg.QueryResult<T>> {
-  return client.query<T>({ text: statement.text, values: statement.values, ...(name ? { name } : {}) });
+  // pg copies a config object on every call; plain text and values are not copied.
+  return name ? client.query<T>({ name, text: statement.text, values: statement.values }) : client.query<T>(statement.text, statement.values);
 }
 
-function jsonText(type: ColumnType, value: unknown): unknown {
-  if (type !== 'jsonb' || value === null || value === undefined) return value ?? null;
-  return JSON.stringify(value);
+function jsonText(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
 }
+
+const snakeNames = new Map<string, string>();
 
 function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+  let snake = snakeNames.get(name);
+  if (snake === undefined) {
+    snake = name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+    snakeNames.set(name, snake);
+  }
+  return snake;
 }
