@@ -217,7 +217,12 @@ async function workerRole(spec: { url: string; concurrency: number; hubspotBaseU
   pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
   pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
   const crm = { hubspotBaseUrl: spec.hubspotBaseUrl, salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true };
-  const runner = await startWorker(pool, logger, { crm, encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex') }, settings);
+  const runner = await startWorker(
+    pool,
+    logger,
+    { crm, outboundAllowPrivate: true, encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex') },
+    settings,
+  );
   process.on(
     'SIGTERM',
     () =>

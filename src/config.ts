@@ -32,7 +32,21 @@ export interface Config {
   smartleadBaseUrl: string;
   instantlyBaseUrl: string;
   smtpUrl: string | undefined;
+  forwarding: ForwardingConfig;
 }
+
+/** How events are forwarded to customer URLs (src/jobs/deliveries__send.ts). */
+export interface ForwardingConfig {
+  /** Seconds to wait before each retry of a failed attempt: attempts = retries + 1. */
+  retrySchedule: number[];
+  /** Destinations one worker process sends to at once (each one's sending loop holds a slot). */
+  concurrency: number;
+  /** Requests in flight to one destination at once. */
+  maxInFlight: number;
+}
+
+/** The documented retry schedule: seven attempts over about seven and a half hours. */
+export const DEFAULT_FORWARDING_RETRY_SCHEDULE = [5, 60, 300, 1_800, 7_200, 18_000];
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -83,6 +97,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
     instantlyBaseUrl: stripTrailingSlash(e.INSTANTLY_BASE_URL),
     smtpUrl: e.SMTP_URL,
+    forwarding: {
+      retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
+      concurrency: e.FORWARDING_CONCURRENCY,
+      maxInFlight: e.FORWARDING_MAX_IN_FLIGHT,
+    },
   };
 }
 
@@ -125,6 +144,14 @@ const integer = (min: number, max: number) =>
         .min(min, { error: `must be at least ${min}` })
         .max(max, { error: `must be at most ${max}` }),
     );
+
+// Seconds between attempts, e.g. `5,60,300`: fractions allowed (tests and demos run it in milliseconds).
+const retrySchedule = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { error: 'must be comma-separated seconds, e.g. 5,60,300' })
+  .transform((value) => value.split(',').map((s) => Number(s.trim())))
+  .refine((waits) => waits.every((seconds) => seconds <= 86_400), { error: 'each wait must be at most 86400 seconds (a day)' })
+  .refine((waits) => waits.length <= 20, { error: 'must have at most 20 retries' });
 
 const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\/./.test(value) && URL.canParse(value), {
   error: 'must be a postgres:// or postgresql:// connection URL',
@@ -178,6 +205,9 @@ const envSchema = z.object({
   SALESFORCE_LOGIN_URL: withDefault(httpUrl, 'https://login.salesforce.com'),
   SMARTLEAD_BASE_URL: withDefault(httpUrl, 'https://server.smartlead.ai'),
   INSTANTLY_BASE_URL: withDefault(httpUrl, 'https://api.instantly.ai'),
+  FORWARDING_RETRY_SCHEDULE: optional(retrySchedule),
+  FORWARDING_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
+  FORWARDING_MAX_IN_FLIGHT: withDefault(integer(1, 5_000), '500'),
   SMTP_URL: optional(z.string().refine((v) => /^smtps?:\/\//.test(v) && URL.canParse(v), { error: 'must be an smtp:// or smtps:// URL' })),
 });
 

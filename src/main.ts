@@ -5,7 +5,6 @@
  */
 import type { Server } from 'node:http';
 import pg from 'pg';
-import type { Runner } from 'graphile-worker';
 import { demoBanner, seedDemoIfEmpty } from './admin/demo.js';
 import { makeApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -64,7 +63,8 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
     const crm = { hubspotBaseUrl: config.hubspotBaseUrl, salesforceLoginUrl: config.salesforceLoginUrl, outboundAllowPrivate: config.outboundAllowPrivate };
-    const runner: Runner = await startWorker(pool, logger, { crm, encryptionKey: database.encryptionKey }, settings);
+    const deps = { crm, outboundAllowPrivate: config.outboundAllowPrivate, forwarding: config.forwarding, encryptionKey: database.encryptionKey };
+    const runner = await startWorker(pool, logger, deps, settings);
     stack.push('worker', () => runner.stop());
   }
   // HTTP starts last so that it stops first: drained while the worker and the database still run.

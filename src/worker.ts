@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
+import { Logger as WorkerLogger, run, type WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';
 import type { Logger } from './logger.js';
@@ -32,54 +32,78 @@ export const workerSettings = (concurrency: number): WorkerSettings => ({
 /** The default settings (128 slots); printed at start so benchmarks can report them. */
 export const WORKER_SETTINGS: WorkerSettings = workerSettings(128);
 
-/** Connections a worker process needs: graphile-worker's own (fetch, complete, listen) plus the grouped sync statements. */
-export const workerPoolSize = (settings: WorkerSettings): number => Math.min(settings.concurrency, 8) + 4;
+/**
+ * Connections a worker process needs: graphile-worker's own for each runner (fetch, complete, listen)
+ * plus the grouped sync statements, and the sending loops' claims and records.
+ */
+export const workerPoolSize = (settings: WorkerSettings): number => Math.min(settings.concurrency, 8) + 8;
+
+/** A running worker: both its runners, stopped together. */
+export interface WorkerHandle {
+  stop(): Promise<void>;
+}
 
 /**
- * Starts the graphile-worker runner on `pool` (installing or upgrading its schema first), with the
- * heartbeat that lets other processes take over the jobs of a worker that died.
- * Signals are ours to handle: main.ts stops the runner in order during shutdown.
+ * Starts the worker on `pool` (installing or upgrading graphile-worker's schema first): one runner per
+ * lane of the job catalog (`jobs` with `settings.concurrency` slots and a local queue; `loops` with
+ * FORWARDING_CONCURRENCY slots), and the heartbeat that lets other processes take over the jobs of a
+ * worker that died. Signals are ours to handle: main.ts stops the worker in order during shutdown.
  */
-export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<Runner> {
+export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<WorkerHandle> {
   const sweeper = new AbandonedLockSweeper(pool, settings.staleAfterMs ?? 60_000, (error) => logger.warn({ err: error }, 'worker heartbeat failed'));
   const events: WorkerEvents = new EventEmitter();
   // graphile-worker 0.17 locks jobs in the pool's name (its local queue fetches ahead for all slots); the
   // slots' own ids are beaten too, for versions that lock per worker.
   events.on('pool:create', ({ workerPool }) => sweeper.add(workerPool.id));
   events.on('worker:create', ({ worker }) => sweeper.add(worker.workerId));
-  const runner = await run({
-    pgPool: pool,
-    taskList: createTaskList({ ...deps, pool, logger }),
-    parsedCronItems: [],
-    noHandleSignals: true,
+  const env = { ...deps, pool, logger };
+  const common = { pgPool: pool, parsedCronItems: [], noHandleSignals: true, pollInterval: settings.pollInterval, events, logger: workerLogger(logger) };
+  const completion =
+    settings.completeJobBatchDelay !== undefined
+      ? { completeJobBatchDelay: settings.completeJobBatchDelay, failJobBatchDelay: settings.completeJobBatchDelay }
+      : {};
+  const jobs = await run({
+    ...common,
+    taskList: createTaskList(env, 'jobs'),
     concurrency: settings.concurrency,
-    pollInterval: settings.pollInterval,
     // Only reachable through a preset in graphile-worker 0.17.
     preset: {
       worker: {
         ...(settings.localQueueSize !== undefined && settings.localQueueSize > 1 ? { localQueue: { size: settings.localQueueSize } } : {}),
-        ...(settings.completeJobBatchDelay !== undefined
-          ? { completeJobBatchDelay: settings.completeJobBatchDelay, failJobBatchDelay: settings.completeJobBatchDelay }
-          : {}),
+        ...completion,
       },
     },
-    events,
-    logger: new WorkerLogger((scope) => (level, message, meta) => {
-      // Its advice of a connection per job slot does not apply: our jobs share grouped statements (SyncStore).
-      const expected = message.startsWith('WARNING: having maxPoolSize');
-      // LogLevel is an ambient const enum, which isolated modules cannot read: compare its string values.
-      const name: string = level;
-      const method = expected ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';
-      logger[method]({ worker: scope, ...withoutPayload(meta) }, message);
-    }),
+  });
+  // Loops hold their slot while their outbox has work: a runner of their own, without a local queue
+  // (each fetch is one loop's whole turn), so they never take the slots of jobs that end in moments.
+  const loops = await run({
+    ...common,
+    taskList: createTaskList(env, 'loops'),
+    concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,
+    preset: { worker: completion },
   });
   sweeper.start();
-  const stop = runner.stop.bind(runner);
-  runner.stop = async () => {
-    await stop();
-    await sweeper.stop();
+  return {
+    async stop() {
+      await Promise.all([jobs.stop(), loops.stop()]);
+      await sweeper.stop();
+    },
   };
-  return runner;
+}
+
+/** FORWARDING_CONCURRENCY's default. */
+const DEFAULT_LOOP_CONCURRENCY = 64;
+
+/** graphile-worker's logger, writing to ours. */
+function workerLogger(logger: Logger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta) => {
+    // Its advice of a connection per job slot does not apply: our jobs share grouped statements (SyncStore).
+    const expected = message.startsWith('WARNING: having maxPoolSize');
+    // LogLevel is an ambient const enum, which isolated modules cannot read: compare its string values.
+    const name: string = level;
+    const method = expected ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';
+    logger[method]({ worker: scope, ...withoutPayload(meta) }, message);
+  });
 }
 
 /**

@@ -39,7 +39,8 @@ async function databaseCheck(prisma: PrismaClient): Promise<CheckStatus> {
 /**
  * A worker holds a connection named {@link WORKER_APPLICATION_NAME} for as long as it runs (graphile-worker
  * keeps one open to LISTEN for jobs), so a live connection is its heartbeat; a check's lag is the age of
- * the oldest job of its tasks that could run now and has not started.
+ * the oldest job of its tasks that could run now and has not started (a job waiting behind the running job
+ * of its named queue, such as a destination's sending loop, is that job's work, not the worker's lag).
  */
 async function workerChecks(prisma: PrismaClient): Promise<Partial<Record<WorkerCheck, CheckStatus>>> {
   const checks = tasksByHealthCheck();
@@ -53,7 +54,9 @@ async function workerChecks(prisma: PrismaClient): Promise<Partial<Record<Worker
                (SELECT COALESCE(json_object_agg(identifier, lag), '{}')
                   FROM (SELECT t.identifier, extract(epoch FROM now() - min(j.run_at))::float8 AS lag
                           FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+                          LEFT JOIN graphile_worker._private_job_queues q ON q.id = j.job_queue_id
                          WHERE t.identifier = ANY(${identifiers}::text[]) AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+                           AND (q.locked_at IS NULL OR q.id IS NULL)
                          GROUP BY t.identifier) AS oldest) AS lags`,
       2_000,
     );

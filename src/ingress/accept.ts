@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Batcher } from '../db/batcher.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
+import { pendingOnArrivalSql, queueSendingSql } from '../jobs/deliveries__send.js';
 import { addJobsSql } from '../jobs/enqueue.js';
 import { syncsRun } from '../jobs/syncs__run.js';
 import type { IngressTarget } from './path.js';
@@ -10,6 +11,7 @@ export type Acceptance = { accepted: true; requestId: number } | { accepted: fal
 interface Pending {
   target: IngressTarget;
   body: string;
+  contentType: string | null;
 }
 
 export interface AcceptorOptions {
@@ -38,8 +40,8 @@ export class RequestAcceptor {
   }
 
   /** Resolves once the request is committed (or known to address no source); rejects if the commit failed. */
-  accept(target: IngressTarget, body: string): Promise<Acceptance> {
-    return this.batcher.load({ target, body });
+  accept(target: IngressTarget, body: string, contentType: string | null = null): Promise<Acceptance> {
+    return this.batcher.load({ target, body, contentType });
   }
 
   async close(): Promise<void> {
@@ -51,13 +53,14 @@ export class RequestAcceptor {
   private async commit(batch: Pending[]): Promise<Acceptance[]> {
     const input = rows(
       'i',
-      { idx: 'int', code: 'text', legacy1: 'text', legacy2: 'text', body: 'text' },
+      { idx: 'int', code: 'text', legacy1: 'text', legacy2: 'text', body: 'text', contentType: 'text' },
       batch.map((p, idx) => ({
         idx,
         code: 'code' in p.target ? p.target.code : null,
         legacy1: 'legacy' in p.target ? p.target.legacy[0] : null,
         legacy2: 'legacy' in p.target ? p.target.legacy[1] : null,
         body: p.body,
+        contentType: p.contentType,
       })),
     );
     const { rows: accepted } = await query<{ idx: number; id: string }>(this.pool, acceptStatement(input), 'ingress_accept');
@@ -71,32 +74,37 @@ export class RequestAcceptor {
 
 /**
  * One statement for a batch: find each request's source, insert the request rows, queue one sync job
- * per row, and note the sources' last event time. Ids are drawn up front so each row's job can name it;
- * `matched` is materialised once (nextval is volatile). Data-modifying CTEs always run; `jobs` is a
- * plain SELECT, so the answer reads it to make it run. A source whose connection was deleted accepts
- * nothing. The sources' last_event_received_at moves at most once a minute, so hot sources do not
- * serialise batches on one row lock.
+ * per row, write the first attempt of each forwarding binding that does not wait for the CRM and queue
+ * its destination's sending loop, and note the sources' last event time. Ids are drawn up front so each
+ * row's job can name it; `matched` is materialised once (nextval is volatile). Data-modifying CTEs
+ * always run; `jobs` and `sending` are plain SELECTs, so the answer reads them to make them run. A
+ * source whose connection was deleted accepts nothing. The sources' last_event_received_at moves at
+ * most once a minute, so hot sources do not serialise batches on one row lock.
  */
 function acceptStatement(input: Sql): Sql {
   return sql`
   WITH matched AS MATERIALIZED (
-    SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, i.body
+    SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, i.body, i.content_type
       FROM ${input}
       JOIN sources s ON (i.code IS NOT NULL AND s.ingress_code = i.code)
                      OR (i.code IS NULL AND s.legacy_id_1 = i.legacy1 AND s.legacy_id_2 = i.legacy2)
       JOIN connections c ON c.id = s.connection_id AND c.deleted_at IS NULL
   ),
   inserted AS (
-    INSERT INTO requests (id, account_id, source_id, connection_id, path, body)
-    SELECT id, account_id, source_id, connection_id, ingress_code, body FROM matched
+    INSERT INTO requests (id, account_id, source_id, connection_id, path, body, content_type)
+    SELECT id, account_id, source_id, connection_id, ingress_code, body, content_type FROM matched
   ),
   jobs AS (
     SELECT count(*) AS n FROM ${addJobsSql(syncsRun, { from: sql`matched m ORDER BY m.idx`, payload: { requestId: sql`m.id` } })}
+  ),
+  forwarded AS (${pendingOnArrivalSql(sql`matched`)}),
+  sending AS (
+    SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded)
   ),
   touched AS (
     UPDATE sources SET last_event_received_at = now()
      WHERE id IN (SELECT source_id FROM matched)
        AND (last_event_received_at IS NULL OR last_event_received_at < now() - interval '1 minute')
   )
-  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs FROM matched m`;
+  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs, (SELECT n FROM sending) AS sending FROM matched m`;
 }

@@ -28,6 +28,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, acceptor: Reque
   const body = await readBody(req);
   if (!body.ok) {
     if (body.reason === 'too_large') return send(res, 413, error(413, 'Request body exceeds the 1 MB limit'), true);
+    if (body.reason === 'not_utf8') return send(res, 400, error(400, 'Request body is not valid UTF-8: send the event as JSON'));
     return; // the client went away: nothing to answer
   }
   if (!target) return send(res, 404, error(404, UNKNOWN));
@@ -38,13 +39,19 @@ async function handle(req: IncomingMessage, res: ServerResponse, acceptor: Reque
     return send(res, 400, error(400, 'Request body is not valid JSON'));
   }
   try {
-    const acceptance = await acceptor.accept(target, body.text);
+    const acceptance = await acceptor.accept(target, body.text, contentTypeOf(req));
     if (!acceptance.accepted) return send(res, 404, error(404, UNKNOWN));
     send(res, 200, { received: true, requestId: acceptance.requestId });
   } catch (err) {
     logger.error({ err }, 'ingress commit failed');
     send(res, 503, error(503, 'The request could not be stored; retry later'));
   }
+}
+
+/** The sequencer's Content-Type, as sent (forwarding repeats it); at most 255 characters. */
+function contentTypeOf(req: IncomingMessage): string | null {
+  const value = req.headers['content-type']?.trim();
+  return value ? value.slice(0, 255) : null;
 }
 
 const UNKNOWN = 'No source has this ingress URL: copy the url of the source from GET /api/v1/sources';

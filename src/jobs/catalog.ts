@@ -1,17 +1,18 @@
 import type { TaskList } from 'graphile-worker';
 import type { WorkerCheck } from '../domain/health.js';
+import { deliveriesSend } from './deliveries__send.js';
 import { syncsRun } from './syncs__run.js';
-import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js';
+import { catalogEntry, type CatalogEntry, type JobEnvironment, type Lane } from './task.js';
 
 /**
  * Every background task, one module each (`src/jobs/<table>__<action>.ts`). The worker's task list and
  * the health checks' lag queries are built from this list; adding a job kind is adding its row.
  */
-export const CATALOG: readonly CatalogEntry[] = [catalogEntry(syncsRun)];
+export const CATALOG: readonly CatalogEntry[] = [catalogEntry(syncsRun), catalogEntry(deliveriesSend)];
 
-/** graphile-worker's task list for one worker process. */
-export function createTaskList(env: JobEnvironment): TaskList {
-  return Object.fromEntries(CATALOG.map((entry) => [entry.identifier, entry.build(env)]));
+/** graphile-worker's task list of one lane (one runner) of a worker process. */
+export function createTaskList(env: JobEnvironment, lane: Lane): TaskList {
+  return Object.fromEntries(CATALOG.filter((entry) => entry.lane === lane).map((entry) => [entry.identifier, entry.build(env)]));
 }
 
 /** The task identifiers each worker health check watches, for the checks some task names. */

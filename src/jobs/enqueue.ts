@@ -18,7 +18,7 @@ export async function enqueue<S extends z.ZodType>(
   const checked = task.payload.parse(payload);
   const { queueName, maxAttempts, jobKey } = task.defaults;
   return queue.addJob(task.identifier, checked, {
-    ...(queueName !== undefined ? { queueName } : {}),
+    ...(queueName ? { queueName: queueName(checked) } : {}),
     ...(maxAttempts !== undefined ? { maxAttempts } : {}),
     ...(jobKey ? { jobKey: jobKey(checked) } : {}),
     ...options,
@@ -33,14 +33,17 @@ export type PayloadSql<S extends z.ZodType> = { [K in keyof z.input<S>]: Sql };
  * one notification for all of them), for statements that write work and queue its jobs in the same
  * commit. `from` is what follows `FROM` (it may end in `WHERE` or `ORDER BY`); `payload` spells each
  * payload field as an expression over those rows, its keys type-checked against the task's schema (the
- * values are checked when the job runs). The task's queue and attempts apply; a job key is given as an
- * expression, since the task's key rule is written for TypeScript payloads.
+ * values are checked when the job runs). The task's attempts apply; a job key and a queue are given as
+ * expressions, since the task's rules for them are written for TypeScript payloads.
  */
-export function addJobsSql<S extends z.ZodType>(task: TaskDefinition<S>, jobs: { from: Sql; payload: PayloadSql<S>; jobKey?: Sql; runAt?: Sql }): Sql {
+export function addJobsSql<S extends z.ZodType>(
+  task: TaskDefinition<S>,
+  jobs: { from: Sql; payload: PayloadSql<S>; jobKey?: Sql; runAt?: Sql; queueName?: Sql },
+): Sql {
   const fields = Object.entries(jobs.payload as Record<string, Sql>).map(([name, value]) => sql`${name}::text, ${value}`);
   const payload = fields.length > 0 ? sql`json_build_object(${join(fields, ', ')})` : sql`'{}'::json`;
   return sql`graphile_worker.add_jobs(ARRAY(
-    SELECT ROW(${task.identifier}::text, ${payload}, ${task.defaults.queueName ?? null}::text, ${jobs.runAt ?? sql`NULL`}::timestamptz,
+    SELECT ROW(${task.identifier}::text, ${payload}, ${jobs.queueName ?? sql`NULL`}::text, ${jobs.runAt ?? sql`NULL`}::timestamptz,
                ${task.defaults.maxAttempts ?? null}::int, ${jobs.jobKey ?? sql`NULL`}::text, NULL::int, NULL::text[])::graphile_worker.job_spec
       FROM ${jobs.from}))`;
 }

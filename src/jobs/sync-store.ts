@@ -4,6 +4,7 @@ import { query, rows, sql, type Sql } from '../db/sql.js';
 import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
+import { pendingOnOutcomeSql, queueSendingSql } from './deliveries__send.js';
 import { recordPipelineOutcomes } from './pipeline-health-store.js';
 
 export interface SyncRow {
@@ -184,8 +185,15 @@ export class SyncStore {
     await this.transaction(async (client) => {
       const outcomes = rows(
         'i',
-        { id: 'bigint', status: 'text', error: 'jsonb', retry: 'boolean', state: 'jsonb' },
-        items.map((i) => ({ id: i.sync.id, status: i.final.status, error: i.final.error, retry: i.retry, state: i.final.crmState ?? null })),
+        { id: 'bigint', status: 'text', error: 'jsonb', retry: 'boolean', state: 'jsonb', readable: 'boolean' },
+        items.map((i) => ({
+          id: i.sync.id,
+          status: i.final.status,
+          error: i.final.error,
+          retry: i.retry,
+          state: i.final.crmState ?? null,
+          readable: i.final.failure !== 'payloads_unreadable',
+        })),
       );
       const { rows: recorded } = await query<{ id: string }>(client, finishStatement(outcomes));
       const ids = new Set(recorded.map((r) => r.id));
@@ -261,11 +269,17 @@ function loadSyncsStatement(input: Sql): Sql {
   SELECT request_id AS "requestId", id, status, crm_state AS "crmState", attempts FROM upserted`;
 }
 
-// An outcome another run recorded first stands (unless this is an asked-for retry of an error).
+// An outcome another run recorded first stands (unless this is an asked-for retry of an error). A first
+// outcome (not an asked-for retry) writes the first attempt of the source's delayed forwarding bindings.
 function finishStatement(outcomes: Sql): Sql {
   return sql`
-  UPDATE syncs s SET status = i.status::sync_status, error = i.error, crm_state = COALESCE(i.state, s.crm_state), updated_at = now()
-    FROM ${outcomes}
-   WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
-  RETURNING s.id`;
+  WITH finished AS (
+    UPDATE syncs s SET status = i.status::sync_status, error = i.error, crm_state = COALESCE(i.state, s.crm_state), updated_at = now()
+      FROM ${outcomes}
+     WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
+    RETURNING s.id, s.request_id, s.source_id, s.event_type, i.readable, i.retry
+  ),
+  forwarded AS (${pendingOnOutcomeSql(sql`(SELECT request_id, source_id, event_type, readable FROM finished WHERE NOT retry)`)}),
+  sending AS (SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded))
+  SELECT id, (SELECT n FROM sending) AS sending FROM finished`;
 }

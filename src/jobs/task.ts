@@ -1,6 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type pg from 'pg';
 import type { z } from 'zod';
+import type { ForwardingConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
 import { query, sql } from '../db/sql.js';
@@ -21,6 +22,12 @@ export interface TaskDefinition<S extends z.ZodType> {
   defaults: TaskDefaults<z.output<S>>;
   /** The `/health/ready` check whose queue lag this task's waiting jobs count in (with WORKER_MONITORING). */
   healthCheck?: WorkerCheck;
+  /**
+   * Which of the worker's runners takes its jobs: `jobs` (the default: WORKER_CONCURRENCY slots for jobs
+   * that end in moments) or `loops` (FORWARDING_CONCURRENCY slots for jobs that work through an outbox
+   * for as long as it holds work, one per destination), so a long loop never holds a job's slot.
+   */
+  lane?: Lane;
   /** Builds the handler once per worker process; it receives payloads that passed `payload`. */
   handler(env: JobEnvironment): TaskHandler<z.output<S>>;
 }
@@ -29,17 +36,24 @@ type TaskHandler<P> = (payload: P, helpers: JobHelpers) => Promise<void>;
 
 /** What a job gets when the caller names nothing else. */
 interface TaskDefaults<P> {
-  /** Jobs of one named queue run one at a time, in order; none: jobs run side by side. */
-  queueName?: string;
+  /** The named queue a job queued from TypeScript joins (jobs of one queue run one at a time); none: side by side. */
+  queueName?: (payload: P) => string;
   /** Runs before graphile-worker gives a job up (its own default is 25). */
   maxAttempts?: number;
   /** The key a job queued from TypeScript gets (a new job with the key of a waiting one replaces it); none: no key. */
   jobKey?: (payload: P) => string;
+  // SQL callers of addJobsSql() spell the queue and key as expressions, beside these rules in the task's module.
 }
+
+export type Lane = 'jobs' | 'loops';
 
 /** What every handler may use, given once per worker process. */
 export interface JobDeps {
   crm: CrmConfig;
+  /** OUTBOUND_ALLOW_PRIVATE: outbound HTTP may reach private and loopback addresses (tests, local demos). */
+  outboundAllowPrivate: boolean;
+  /** Forwarding settings (FORWARDING_*); the documented defaults where absent. */
+  forwarding?: Partial<ForwardingConfig>;
   /** Opens and seals connection credentials. */
   encryptionKey: Buffer;
   /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */
@@ -56,6 +70,7 @@ export interface JobEnvironment extends JobDeps {
 export interface CatalogEntry {
   identifier: string;
   healthCheck?: WorkerCheck;
+  lane: Lane;
   /** The graphile-worker task: checks each payload, then runs the handler. */
   build(env: JobEnvironment): Task;
 }
@@ -75,6 +90,7 @@ export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): Cata
   return {
     identifier: task.identifier,
     ...(task.healthCheck ? { healthCheck: task.healthCheck } : {}),
+    lane: task.lane ?? 'jobs',
     build(env) {
       const handler = task.handler(env);
       return async (payload, helpers) => {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Runner } from 'graphile-worker';
+import type { ForwardingConfig } from '../../src/config.js';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../../src/worker.js';
@@ -9,16 +9,17 @@ import { TEST_ENCRYPTION_KEY } from './database.js';
 export async function startTestWorker(
   databaseUrl: string,
   crm: Partial<CrmConfig> = {},
-  settings: { staleAfterMs?: number; logger?: Logger } = {},
+  settings: { staleAfterMs?: number; logger?: Logger; forwarding?: Partial<ForwardingConfig>; outboundAllowPrivate?: boolean } = {},
 ): Promise<{ stop(): Promise<void> }> {
-  const { logger = createLogger('silent', process.stderr), ...overrides } = settings;
+  const { logger = createLogger('silent', process.stderr), forwarding, outboundAllowPrivate = true, ...overrides } = settings;
   const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...overrides };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workerPoolSize(workerSettings), application_name: WORKER_APPLICATION_NAME });
   // Connections the test ends under the worker must not crash the run.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
-  const runner: Runner = await startWorker(pool, logger, { crm: crmConfig, encryptionKey: TEST_ENCRYPTION_KEY }, workerSettings);
+  const deps = { crm: crmConfig, outboundAllowPrivate, encryptionKey: TEST_ENCRYPTION_KEY, ...(forwarding ? { forwarding } : {}) };
+  const runner = await startWorker(pool, logger, deps, workerSettings);
   return {
     async stop() {
       await runner.stop();

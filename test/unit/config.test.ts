@@ -46,6 +46,7 @@ const DEFAULTS: Config = {
   smartleadBaseUrl: 'https://server.smartlead.ai',
   instantlyBaseUrl: 'https://api.instantly.ai',
   smtpUrl: undefined,
+  forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
 };
 
 const ALL_VARIABLES = [
@@ -71,6 +72,9 @@ const ALL_VARIABLES = [
   'SMARTLEAD_BASE_URL',
   'INSTANTLY_BASE_URL',
   'SMTP_URL',
+  'FORWARDING_RETRY_SCHEDULE',
+  'FORWARDING_CONCURRENCY',
+  'FORWARDING_MAX_IN_FLIGHT',
 ] as const;
 
 describe('loadConfig defaults', () => {
@@ -207,6 +211,12 @@ describe('loadConfig accepted values', () => {
     expect(loadConfig({ TRUST_PROXY: value }, CWD).trustProxyHops).toBe(hops);
   });
 
+  it('reads the forwarding settings: a retry schedule in seconds (fractions allowed), destinations at once, requests in flight', () => {
+    const config = loadConfig({ FORWARDING_RETRY_SCHEDULE: ' 0.2, 1 ,30', FORWARDING_CONCURRENCY: '8', FORWARDING_MAX_IN_FLIGHT: '50' }, CWD);
+    expect(config.forwarding).toEqual({ retrySchedule: [0.2, 1, 30], concurrency: 8, maxInFlight: 50 });
+    expect(loadConfig({ FORWARDING_RETRY_SCHEDULE: '0' }, CWD).forwarding.retrySchedule).toEqual([0]);
+  });
+
   it('reads WORKER_CONCURRENCY', () => {
     expect(loadConfig({ WORKER_CONCURRENCY: '4' }, CWD).workerConcurrency).toBe(4);
   });
@@ -341,6 +351,13 @@ describe('loadConfig rejected values', () => {
     ['ENCRYPTION_KEY', 'abcd', '32 bytes'],
     ['SMTP_URL', 'http://x', 'must be an smtp:// or smtps:// URL'],
     ['SMTP_URL', 'mail.example.com:25', 'must be an smtp:// or smtps:// URL'],
+    ['FORWARDING_RETRY_SCHEDULE', '5;60', 'comma-separated seconds'],
+    ['FORWARDING_RETRY_SCHEDULE', '5,,60', 'comma-separated seconds'],
+    ['FORWARDING_RETRY_SCHEDULE', '-5', 'comma-separated seconds'],
+    ['FORWARDING_RETRY_SCHEDULE', '90000', 'at most 86400 seconds'],
+    ['FORWARDING_RETRY_SCHEDULE', Array.from({ length: 21 }, () => '1').join(','), 'at most 20 retries'],
+    ['FORWARDING_CONCURRENCY', '0', 'must be at least 1'],
+    ['FORWARDING_MAX_IN_FLIGHT', '5001', 'must be at most 5000'],
   ])('rejects %s=%j with a problem naming the variable', (name, value, message) => {
     // A valid key beside a DATABASE_URL, so the only problem is the value under test.
     const key = name === 'DATABASE_URL' ? { ENCRYPTION_KEY: 'a'.repeat(64) } : {};

@@ -12,7 +12,12 @@ describe('the job catalog', () => {
   });
 
   it('gives /health/ready the tasks of each worker check', () => {
-    expect(tasksByHealthCheck()).toEqual(new Map([['destinations_activities', ['syncs__run']]]));
+    expect(tasksByHealthCheck()).toEqual(
+      new Map([
+        ['destinations_activities', ['syncs__run']],
+        ['destinations_forwarding', ['deliveries__send']],
+      ]),
+    );
   });
 });
 
@@ -32,6 +37,6 @@ describe('addJobsSql', () => {
     expect(statement.text).not.toContain('syncs__run');
     expect(statement.text).toContain('json_build_object($2::text, m.id)');
     expect(statement.text).toContain('FROM matched m');
-    expect(statement.values).toEqual(['syncs__run', 'requestId', null, 25]);
+    expect(statement.values).toEqual(['syncs__run', 'requestId', 25]);
   });
 });

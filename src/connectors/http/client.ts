@@ -24,6 +24,13 @@ export interface HttpClientOptions {
   timeoutMs?: number;
   /** Answers larger than this are cut off with an error. Default 5 MiB. */
   maxResponseBytes?: number;
+  /**
+   * Keep only this much of each answer: the rest is read and dropped, and the answer counts as complete
+   * (forwarding needs a destination's status and the head of its body, whatever it sends).
+   */
+  keepResponseBytes?: number;
+  /** Connections open at once to one origin. Default 32. */
+  maxSocketsPerOrigin?: number;
   userAgent?: string;
   /** A resolver to use instead of the system's (tests); its answers are checked like any other. */
   lookup?: LookupFunction;
@@ -78,7 +85,7 @@ const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const agentOptions = {
     keepAlive: true,
-    maxSockets: 32,
+    maxSockets: options.maxSocketsPerOrigin ?? 32,
     allowPrivateIPAddress: options.allowPrivate,
     // 0.0.0.0 and :: route to this host: refused even when private addresses are allowed.
     allowMetaIPAddress: false,
@@ -86,6 +93,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const agents = { 'http:': new RequestFilteringHttpAgent(agentOptions), 'https:': new RequestFilteringHttpsAgent(agentOptions) };
   const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const keepBytes = options.keepResponseBytes;
 
   return {
     request(request) {
@@ -151,6 +159,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (chunk: Buffer) => {
+            if (keepBytes !== undefined) {
+              if (size < keepBytes) chunks.push(chunk.subarray(0, keepBytes - size));
+              size += chunk.byteLength;
+              return;
+            }
             size += chunk.byteLength;
             if (size > maxBytes) return fail(new OutboundError('too_large', `${where} answered more than ${maxBytes} bytes`, true));
             chunks.push(chunk);

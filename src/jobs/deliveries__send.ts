@@ -1,0 +1,230 @@
+import type { JobHelpers } from 'graphile-worker';
+import { z } from 'zod';
+import { createHttpClient, OutboundError, retryAfterMs, type HttpClient } from '../connectors/http/client.js';
+import { parseInbound } from '../connectors/sequencers/index.js';
+import { DEFAULT_FORWARDING_RETRY_SCHEDULE, type ForwardingConfig } from '../config.js';
+import { sql, type Sql } from '../db/sql.js';
+import { bindingForwards, classifyAttempt, retryDelayMs, type AttemptResult } from '../domain/forwarding.js';
+import type { Logger } from '../logger.js';
+import { addJobsSql } from './enqueue.js';
+import { DeliveryStore, type AttemptRecord, type ClaimedAttempt } from './delivery-store.js';
+import { defineTask } from './task.js';
+
+/** Each attempt's deadline: connect, send and the whole answer. */
+const ATTEMPT_TIMEOUT_MS = 10_000;
+/** How often a loop with attempts in flight looks for newly due ones. */
+const POLL_MS = 50;
+/** Bytes of bodies in flight to one destination at once (bodies reach 1 MB). */
+const MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
+const USER_AGENT = 'pipeline-sync-service/0.1 (forwarding; +https://github.com/pipeline-sync-service)';
+
+/**
+ * `deliveries__send {destinationId}`: sends a destination's due attempts (the `pending_deliveries`
+ * outbox) and records each one's delivery row, until none is left. Jobs of one destination share a
+ * named queue, so one loop runs per destination however many processes work; a slow destination holds
+ * its own loop, never another's, and runs in the worker's lane for loops, never a sync's slot.
+ *
+ * Queued with the work it sends: by the ingress for bindings that do not wait for the CRM, by the
+ * sync's outcome for delayed ones, by a replay, and by a retry for its due time.
+ */
+export const deliveriesSend = defineTask({
+  identifier: 'deliveries__send',
+  payload: z.object({ destinationId: z.number().int().positive().max(2_147_483_647) }),
+  // One queue per destination (one loop at a time); queueSendingSql() below spells the same rules in SQL.
+  defaults: { maxAttempts: 25, jobKey: (payload) => `deliveries:${payload.destinationId}`, queueName: (payload) => `deliveries:${payload.destinationId}` },
+  healthCheck: 'destinations_forwarding',
+  lane: 'loops',
+  handler(env) {
+    const settings = { ...defaultForwarding, ...env.forwarding };
+    // One client and one store per worker process, shared by its loops.
+    const http = createHttpClient({
+      allowPrivate: env.outboundAllowPrivate,
+      userAgent: USER_AGENT,
+      timeoutMs: ATTEMPT_TIMEOUT_MS,
+      keepResponseBytes: 4096,
+      maxSocketsPerOrigin: settings.maxInFlight,
+    });
+    const store = new DeliveryStore(env.pool, wakeUpsSql);
+    return (payload, helpers) => sendDue(payload.destinationId, { store, http, settings, logger: env.logger }, helpers);
+  },
+});
+
+const defaultForwarding: ForwardingConfig = { retrySchedule: DEFAULT_FORWARDING_RETRY_SCHEDULE, concurrency: 64, maxInFlight: 500 };
+
+/**
+ * SQL that queues the sending loop of each destination in `destinations` (a relation with a
+ * `destination_id` column), for statements that write pending attempts: one job per destination, under
+ * its key (a waiting one is replaced, not doubled) and in its named queue.
+ */
+export function queueSendingSql(destinations: Sql): Sql {
+  return sql`SELECT count(*) FROM ${addJobsSql(deliveriesSend, {
+    from: sql`(SELECT DISTINCT destination_id FROM ${destinations}) AS due`,
+    payload: { destinationId: sql`due.destination_id` },
+    jobKey: sql`'deliveries:' || due.destination_id`,
+    queueName: sql`'deliveries:' || due.destination_id`,
+  })}`;
+}
+
+/**
+ * SQL for a CTE that writes the first attempt of each binding of the requests in `requests` (a relation
+ * with `id` and `source_id`) that does not wait for the CRM, returning their `destination_id`s (for
+ * {@link queueSendingSql}). The event's type is not known yet: the loop reads it before sending.
+ */
+export function pendingOnArrivalSql(requests: Sql): Sql {
+  return sql`INSERT INTO pending_deliveries (destination_id, request_id)
+             SELECT b.destination_id, r.id FROM ${requests} r JOIN destination_bindings b ON b.source_id = r.source_id AND NOT b.is_delayed
+             RETURNING destination_id`;
+}
+
+/**
+ * SQL for a CTE that writes the first attempt of each delayed binding of syncs whose outcome was just
+ * recorded for the first time (`recorded`: request_id, source_id, event_type, readable), returning their
+ * `destination_id`s. A binding's event types must list the sync's type, unless the list is empty; a
+ * payload that could not be read goes to empty lists only.
+ */
+export function pendingOnOutcomeSql(recorded: Sql): Sql {
+  return sql`INSERT INTO pending_deliveries (destination_id, request_id)
+             SELECT b.destination_id, r.request_id FROM ${recorded} r
+               JOIN destination_bindings b ON b.source_id = r.source_id AND b.is_delayed
+              WHERE cardinality(b.event_types) = 0 OR (r.readable AND r.event_type = ANY(b.event_types))
+             RETURNING destination_id`;
+}
+
+/**
+ * SQL that wakes each destination's loop when its retries fall due (`retried`: destination_id, due_at):
+ * one job per destination and second, after that second, so a wake-up always finds its retries due.
+ */
+function wakeUpsSql(retried: Sql): Sql {
+  return sql`SELECT count(*) FROM ${addJobsSql(deliveriesSend, {
+    from: sql`(SELECT DISTINCT destination_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${retried}) AS due`,
+    payload: { destinationId: sql`due.destination_id` },
+    jobKey: sql`'deliveries:' || due.destination_id || ':' || due.at`,
+    queueName: sql`'deliveries:' || due.destination_id`,
+    runAt: sql`to_timestamp(due.at)`,
+  })}`;
+}
+
+/** The headers a destination gets with each event (documented in the README and the OpenAPI document). */
+export const FORWARDING_HEADERS = {
+  eventId: 'service-event-id',
+  eventType: 'service-event-type',
+  platform: 'service-source-platform',
+  sourceId: 'service-source-id',
+  attempt: 'service-delivery-attempt',
+} as const;
+
+interface Loop {
+  store: DeliveryStore;
+  http: HttpClient;
+  settings: ForwardingConfig;
+  logger: Logger;
+}
+
+/**
+ * Keeps up to `maxInFlight` attempts in flight (and their bodies under {@link MAX_IN_FLIGHT_BYTES}),
+ * claiming more as answers come and polling for new ones, until nothing is due and nothing is in
+ * flight. On shutdown it claims no more and waits for what is in flight (each attempt ends within its
+ * timeout); an attempt not recorded stays pending and is sent again later, with the same event id.
+ */
+async function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): Promise<void> {
+  const inFlight = new Map<string, { bytes: number; done: Promise<void> }>();
+  let inFlightBytes = 0;
+  let failure: Error | undefined;
+  let wake: () => void = () => {};
+  const changed = () => new Promise<void>((resolve) => (wake = resolve));
+
+  for (;;) {
+    if (helpers.abortSignal.aborted || failure !== undefined) break;
+    const room = loop.settings.maxInFlight - inFlight.size;
+    let claimed: ClaimedAttempt[] = [];
+    if (room > 0 && inFlightBytes < MAX_IN_FLIGHT_BYTES) {
+      claimed = await loop.store.claim(destinationId, [...inFlight.keys()], room);
+      for (const attempt of claimed) {
+        const bytes = Buffer.byteLength(attempt.body);
+        inFlightBytes += bytes;
+        const done = send(destinationId, attempt, loop)
+          .then((record) => loop.store.record(record))
+          .catch((error: unknown) => {
+            failure ??= error instanceof Error ? error : new Error(String(error));
+          })
+          .finally(() => {
+            inFlight.delete(attempt.id);
+            inFlightBytes -= bytes;
+            wake();
+          });
+        inFlight.set(attempt.id, { bytes, done });
+      }
+    }
+    if (inFlight.size === 0 && claimed.length === 0) break;
+    const next = changed();
+    // A full claim may leave more due now; otherwise wait for an answer, or poll for new attempts.
+    if (claimed.length === room && claimed.length > 0) continue;
+    await Promise.race([next, delay(POLL_MS)]);
+  }
+  await Promise.all([...inFlight.values()].map((f) => f.done));
+  // The job fails (graphile-worker runs it again later): the attempts not recorded are still pending.
+  if (failure !== undefined) throw failure;
+}
+
+/** One attempt: never throws for the destination's sake; its record says what happened. */
+async function send(destinationId: number, attempt: ClaimedAttempt, loop: Loop): Promise<AttemptRecord> {
+  const base = { pendingId: attempt.id, destinationId, requestId: attempt.requestId };
+  const parsed = attempt.platform ? parseInbound(attempt.platform, attempt.body) : ({ ok: false, reason: 'the source is gone' } as const);
+  const event = parsed.ok ? ({ ok: true, eventType: parsed.event.eventType } as const) : ({ ok: false } as const);
+  // A replay goes whatever the binding says now; a first attempt or a retry only while the binding forwards it.
+  const wanted = attempt.replayOfDeliveryId !== null || (attempt.eventTypes !== null && bindingForwards(attempt.eventTypes, event));
+  if (!wanted || attempt.sourceId === null || attempt.platform === null) return { ...base, delivery: null, retry: null };
+
+  const eventType = parsed.ok ? parsed.event.eventType : 'UNKNOWN';
+  const attemptedAt = new Date();
+  const result = await post(attempt, eventType, loop.http);
+  const outcome = classifyAttempt(result);
+  const wait =
+    outcome.retryable && attempt.replayOfDeliveryId === null
+      ? retryDelayMs(attempt.attempt, loop.settings.retrySchedule, outcome.retryAfterMs, Math.random())
+      : null;
+  return {
+    ...base,
+    delivery: {
+      destinationUrl: attempt.url,
+      accountId: attempt.accountId,
+      connectionId: attempt.connectionId ?? attempt.destinationConnectionId,
+      sourceId: attempt.sourceId,
+      eventType,
+      toEmail: parsed.ok ? parsed.event.identity : '',
+      status: outcome.status,
+      httpStatus: outcome.httpStatus,
+      error: outcome.error,
+      replayOfDeliveryId: attempt.replayOfDeliveryId,
+      attemptedAt,
+    },
+    retry: wait === null ? null : { attempt: attempt.attempt + 1, dueAt: new Date(Date.now() + wait) },
+  };
+}
+
+/** POSTs the sequencer's body as it came, with its content type and the event's headers. */
+async function post(attempt: ClaimedAttempt, eventType: string, http: HttpClient): Promise<AttemptResult> {
+  try {
+    const response = await http.request({
+      method: 'POST',
+      url: attempt.url,
+      body: attempt.body,
+      headers: {
+        'content-type': attempt.contentType ?? 'application/json',
+        [FORWARDING_HEADERS.eventId]: attempt.requestId,
+        [FORWARDING_HEADERS.eventType]: eventType,
+        [FORWARDING_HEADERS.platform]: attempt.platform ?? '',
+        [FORWARDING_HEADERS.sourceId]: String(attempt.sourceId),
+        [FORWARDING_HEADERS.attempt]: String(attempt.attempt),
+      },
+    });
+    return { kind: 'answer', status: response.status, retryAfterMs: retryAfterMs(response.headers['retry-after']), body: response.body };
+  } catch (error) {
+    if (error instanceof OutboundError) return { kind: 'failure', code: error.code, message: error.message };
+    throw error;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
