@@ -35,12 +35,13 @@ export const deliveriesSend = defineTask({
   healthCheck: 'destinations_forwarding',
   lane: 'loops',
   handler(env) {
-    const settings = { ...defaultForwarding, ...env.forwarding };
+    const { attemptTimeoutMs = ATTEMPT_TIMEOUT_MS, ...forwarding } = env.forwarding ?? {};
+    const settings = { ...defaultForwarding, ...forwarding };
     // One client and one store per worker process, shared by its loops.
     const http = createHttpClient({
       allowPrivate: env.outboundAllowPrivate,
       userAgent: USER_AGENT,
-      timeoutMs: ATTEMPT_TIMEOUT_MS,
+      timeoutMs: attemptTimeoutMs,
       keepResponseBytes: 4096,
       maxSocketsPerOrigin: settings.maxInFlight,
     });

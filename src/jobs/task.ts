@@ -52,8 +52,8 @@ export interface JobDeps {
   crm: CrmConfig;
   /** OUTBOUND_ALLOW_PRIVATE: outbound HTTP may reach private and loopback addresses (tests, local demos). */
   outboundAllowPrivate: boolean;
-  /** Forwarding settings (FORWARDING_*); the documented defaults where absent. */
-  forwarding?: Partial<ForwardingConfig>;
+  /** Forwarding settings (FORWARDING_*); the documented defaults where absent. `attemptTimeoutMs` (10 s) is for tests. */
+  forwarding?: Partial<ForwardingConfig> & { attemptTimeoutMs?: number };
   /** Opens and seals connection credentials. */
   encryptionKey: Buffer;
   /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */

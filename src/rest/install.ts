@@ -86,7 +86,7 @@ function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
     const context: Context = { ...deps.shared, viewer };
     const result = await runOperation(route.operation, variables, context);
     if (result.ok) {
-      res.status(200).json(route.shape(result.data, env));
+      res.status(route.status ?? 200).json(route.shape(result.data, env));
       return;
     }
     // One error decides the answer: the first that carries an HTTP status, else a logged 500.

@@ -21,7 +21,12 @@ export interface Route {
   bucket?: RateBucket;
   /** GET unless said; a POST is a mutation and needs the write scope, checked before anything else. */
   method?: 'get' | 'post';
+  /** The success status: 200 unless said (202 for work the worker does later). */
+  status?: 200 | 202;
 }
+
+/** How a route differs from a GET under the general limits that answers 200. */
+type RouteOptions = Pick<Route, 'bucket' | 'method' | 'status'>;
 
 /** Types one entry against its operation, then erases it into the table. */
 function route<T, V extends Record<string, unknown>>(
@@ -29,10 +34,17 @@ function route<T, V extends Record<string, unknown>>(
   operation: TypedDocumentNode<T, V>,
   variables: (req: Request, env: RouteEnv) => V,
   shape: (data: T, env: RouteEnv) => unknown,
-  bucket: RateBucket = 'general',
-  method: 'get' | 'post' = 'get',
+  options: RouteOptions = {},
 ): Route {
-  return { path, operation: operation as TypedDocumentNode<unknown, Record<string, unknown>>, variables, shape: shape as Route['shape'], bucket, method };
+  return {
+    path,
+    operation: operation as TypedDocumentNode<unknown, Record<string, unknown>>,
+    variables,
+    shape: shape as Route['shape'],
+    bucket: options.bucket ?? 'general',
+    method: options.method ?? 'get',
+    status: options.status ?? 200,
+  };
 }
 
 const none = () => ({});
@@ -78,7 +90,7 @@ export const ROUTES: Route[] = [
     ops.ContactOutreachDocument,
     (req) => ({ email: single(req.query, 'email') ?? null, profileUrls: repeated(req.query, 'profileUrl') }),
     (d) => d.contactOutreach,
-    'outreach',
+    { bucket: 'outreach' },
   ),
   route('/destinations', ops.DestinationsDocument, none, (d) => ({ destinations: d.destinations })),
   route('/destinations/reply-relays', ops.ReplyRelaysDocument, none, (d) => ({ replyRelays: d.replyRelays })),
@@ -104,6 +116,16 @@ export const ROUTES: Route[] = [
     ops.DeliveryMetricsDocument,
     (req) => ({ ...windowParams(req.query), destinationId: pathId(req.params.id as string, destinationNotFound) }),
     (d) => d.deliveryMetrics,
+  ),
+  route(
+    '/destinations/:id/deliveries/:deliveryId/replay',
+    ops.ReplayDeliveryDocument,
+    (req) => ({
+      destinationId: pathId(req.params.id as string, destinationNotFound),
+      deliveryId: String(pathId(req.params.deliveryId as string, (id) => `Delivery ${id} not found`, 15)),
+    }),
+    (d) => d.replayDelivery,
+    { method: 'post', status: 202 },
   ),
   route(
     '/deliveries',
@@ -165,8 +187,7 @@ export const ROUTES: Route[] = [
     ops.RetrySyncDocument,
     (req) => ({ id: String(pathId(req.params.id as string, (id) => `Sync ${id} not found`, 15)) }),
     (d) => d.retrySync,
-    'general',
-    'post',
+    { method: 'post' },
   ),
   route(
     '/syncs/:id',

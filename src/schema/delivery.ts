@@ -16,7 +16,7 @@ import {
 } from './history.js';
 
 /** A forwarding delivery as the REST API shows it. */
-interface DeliveryRecord {
+export interface DeliveryRecord {
   id: bigint;
   destinationId: number;
   destinationUrl: string;
@@ -28,6 +28,7 @@ interface DeliveryRecord {
   toEmail: string;
   payloadId: bigint;
   error: unknown;
+  replayOfDeliveryId: bigint | null;
   createdAt: Date;
 }
 
@@ -36,7 +37,7 @@ const DeliveryStatus = builder.enumType('DeliveryStatus', {
   values: { success: { description: 'The destination answered 2xx.' }, error: { description: 'It did not, or could not be reached.' } } as const,
 });
 
-const DeliveryRef = builder.objectRef<DeliveryRecord>('DeliveryRecord').implement({
+export const DeliveryRef = builder.objectRef<DeliveryRecord>('DeliveryRecord').implement({
   description: 'One outbound POST attempt to a forwarding destination.',
   fields: (t) => ({
     id: t.expose('id', { type: 'BigInt', description: 'Delivery id.' }),
@@ -50,6 +51,11 @@ const DeliveryRef = builder.objectRef<DeliveryRecord>('DeliveryRecord').implemen
     toEmail: t.exposeString('toEmail', { description: 'Contact email or profile URL (personal data).' }),
     payloadId: t.expose('payloadId', { type: 'BigInt', description: 'Id of the related request.' }),
     error: t.expose('error', { type: 'JSON', nullable: true, description: 'What went wrong, when it did.' }),
+    replayOfDeliveryId: t.expose('replayOfDeliveryId', {
+      type: 'BigInt',
+      nullable: true,
+      description: 'The delivery this attempt replays (POST .../replay); null for the first attempt and retries.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was attempted.' }),
   }),
 });
@@ -64,9 +70,10 @@ export const DeliveryMetrics = builder.objectRef<{ success: number; error: numbe
   }),
 });
 
-const COLUMNS = sql`id, destination_id AS "destinationId", destination_url AS "destinationUrl", status::text AS status,
+/** The columns of a {@link DeliveryRecord}, from `deliveries`. */
+export const DELIVERY_COLUMNS = sql`id, destination_id AS "destinationId", destination_url AS "destinationUrl", status::text AS status,
   http_status AS "httpStatus", connection_id AS "connectionId", source_id AS "sourceId", event_type AS "eventType",
-  to_email AS "toEmail", request_id AS "payloadId", error, created_at AS "createdAt"`;
+  to_email AS "toEmail", request_id AS "payloadId", error, replay_of_delivery_id AS "replayOfDeliveryId", created_at AS "createdAt"`;
 
 builder.queryFields((t) => ({
   deliveries: t.field({
@@ -93,7 +100,7 @@ builder.queryFields((t) => ({
       if (args.status) where.push(sql`status = ${args.status}::delivery_status`);
       return keysetPage<DeliveryRecord>(ctx, {
         table: 'deliveries',
-        columns: COLUMNS,
+        columns: DELIVERY_COLUMNS,
         where,
         limit,
         cursor: args.cursor,

@@ -16,6 +16,8 @@ import './delivery.js';
 import './account-metrics.js';
 import './outreach.js';
 import './sync-retry.js';
+import './delivery-replay.js';
+import './request-detail.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });

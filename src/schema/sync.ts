@@ -17,7 +17,7 @@ import type { ApiKeyViewer } from './context.js';
 import type { Window } from '../domain/window.js';
 
 /** A sync row as the REST API shows it; a never-recorded result reads as `error`. */
-interface SyncRecord {
+export interface SyncRecord {
   id: bigint;
   status: 'success' | 'warning' | 'error';
   connectionId: number;
@@ -39,7 +39,7 @@ const SyncStatus = builder.enumType('SyncStatus', {
   } as const,
 });
 
-const SyncRef = builder.objectRef<SyncRecord>('SyncRecord').implement({
+export const SyncRef = builder.objectRef<SyncRecord>('SyncRecord').implement({
   description: 'One CRM write attempt for a received request.',
   fields: (t) => ({
     id: t.expose('id', { type: 'BigInt', description: 'Sync id.' }),
@@ -68,7 +68,8 @@ export const SyncMetrics = builder.objectRef<{ success: number; warning: number;
 
 const SYNC_HINT = 'Narrow the from/to window or pass connectionId.';
 
-const COLUMNS = sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
+/** The columns of a {@link SyncRecord}, from `syncs`. */
+export const SYNC_COLUMNS = sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
   event_type AS "eventType", to_email AS "toEmail", platform, request_id AS "payloadId", error, created_at AS "createdAt"`;
 
 const filterArgs = builder.args((t) => ({
@@ -93,7 +94,7 @@ builder.queryFields((t) => ({
           ctx,
           {
             table: 'syncs',
-            columns: COLUMNS,
+            columns: SYNC_COLUMNS,
             where,
             limit,
             cursor: args.cursor,
@@ -130,7 +131,7 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const viewer = requireApiKey(ctx);
       const [row] = await ctx.prisma.$queryRaw<SyncRecord[]>`
-        SELECT ${COLUMNS} FROM syncs
+        SELECT ${SYNC_COLUMNS} FROM syncs
          WHERE id = ${args.id} AND account_id = ${viewer.accountId} AND connection_id = ANY(${viewer.connectionIds}::int[])`;
       if (!row) throw serviceError('NOT_FOUND', `Sync ${args.id} not found`);
       return row;

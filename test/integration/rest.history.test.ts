@@ -658,6 +658,7 @@ describe('deliveries', () => {
         'toEmail',
         'payloadId',
         'error',
+        'replayOfDeliveryId',
         'createdAt',
       ].sort(),
     );

@@ -9,7 +9,12 @@ import { TEST_ENCRYPTION_KEY } from './database.js';
 export async function startTestWorker(
   databaseUrl: string,
   crm: Partial<CrmConfig> = {},
-  settings: { staleAfterMs?: number; logger?: Logger; forwarding?: Partial<ForwardingConfig>; outboundAllowPrivate?: boolean } = {},
+  settings: {
+    staleAfterMs?: number;
+    logger?: Logger;
+    forwarding?: Partial<ForwardingConfig> & { attemptTimeoutMs?: number };
+    outboundAllowPrivate?: boolean;
+  } = {},
 ): Promise<{ stop(): Promise<void> }> {
   const { logger = createLogger('silent', process.stderr), forwarding, outboundAllowPrivate = true, ...overrides } = settings;
   const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...overrides };
