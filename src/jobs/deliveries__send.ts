@@ -37,16 +37,25 @@ export const deliveriesSend = defineTask({
   handler(env) {
     const { attemptTimeoutMs = ATTEMPT_TIMEOUT_MS, ...forwarding } = env.forwarding ?? {};
     const settings = { ...defaultForwarding, ...forwarding };
-    // One client and one store per worker process, shared by its loops.
-    const http = createHttpClient({
-      allowPrivate: env.outboundAllowPrivate,
-      userAgent: USER_AGENT,
-      timeoutMs: attemptTimeoutMs,
-      keepResponseBytes: 4096,
-      maxSocketsPerOrigin: settings.maxInFlight,
-    });
+    // One store per worker process, shared by its loops; connections of their own per destination.
+    const clients = new ClientsByDestination(() =>
+      createHttpClient({
+        allowPrivate: env.outboundAllowPrivate,
+        userAgent: USER_AGENT,
+        timeoutMs: attemptTimeoutMs,
+        keepResponseBytes: 4096,
+        maxSocketsPerOrigin: settings.maxInFlight,
+      }),
+    );
     const store = new DeliveryStore(env.pool, wakeUpsSql);
-    return (payload, helpers) => sendDue(payload.destinationId, { store, http, settings, logger: env.logger }, helpers);
+    return async (payload, helpers) => {
+      const http = clients.acquire(payload.destinationId);
+      try {
+        await sendDue(payload.destinationId, { store, http, settings, logger: env.logger }, helpers);
+      } finally {
+        clients.release(payload.destinationId);
+      }
+    };
   },
 });
 
@@ -225,6 +234,42 @@ async function post(attempt: ClaimedAttempt, eventType: string, http: HttpClient
     throw error;
   }
 }
+
+/**
+ * An HTTP client per destination, so each has connections of its own: sockets are pooled per origin,
+ * and two destinations on one host (two hooks of one automation platform) must not share a pool that
+ * one of them, hanging, fills. A client idle for a minute is closed.
+ */
+class ClientsByDestination {
+  private readonly clients = new Map<number, { client: HttpClient; users: number; idle?: NodeJS.Timeout }>();
+
+  constructor(private readonly make: () => HttpClient) {}
+
+  acquire(destinationId: number): HttpClient {
+    let entry = this.clients.get(destinationId);
+    if (!entry) {
+      entry = { client: this.make(), users: 0 };
+      this.clients.set(destinationId, entry);
+    }
+    clearTimeout(entry.idle);
+    entry.users += 1;
+    return entry.client;
+  }
+
+  release(destinationId: number): void {
+    const entry = this.clients.get(destinationId);
+    if (!entry) return;
+    entry.users -= 1;
+    if (entry.users > 0) return;
+    entry.idle = setTimeout(() => {
+      entry.client.close();
+      this.clients.delete(destinationId);
+    }, CLIENT_IDLE_MS);
+    entry.idle.unref();
+  }
+}
+
+const CLIENT_IDLE_MS = 60_000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
