@@ -1,9 +1,11 @@
 /**
- * /health/ready with WORKER_MONITORING=true: `destinations_activities` follows the worker (a live
- * connection is its heartbeat) and the sync queue (a ready job waiting over 5 minutes is an outage).
+ * /health/ready with WORKER_MONITORING=true: `destinations_activities` and `destinations_forwarding`
+ * follow the worker (a live connection is its heartbeat) and their jobs' queues (a ready job waiting
+ * over 5 minutes is an outage of its check).
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
 import { apiFetch } from '../support/openapi.js';
@@ -18,7 +20,10 @@ describe('worker monitoring', () => {
   it('reports an outage of CRM activity while no worker runs, without failing readiness', async () => {
     const res = await ready();
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'partial_outage', checks: { sources: 'operational', destinations_activities: 'outage' } });
+    expect(res.body).toMatchObject({
+      status: 'partial_outage',
+      checks: { sources: 'operational', destinations_activities: 'outage', destinations_forwarding: 'outage' },
+    });
   });
 
   it('is operational while a worker runs, and not after it stopped', async () => {
@@ -46,6 +51,26 @@ describe('worker monitoring', () => {
       await ctx.db.query(`SELECT graphile_worker.remove_job('health-lag-test')`);
       expect((await ready()).body.checks.destinations_activities).toBe('operational');
     } finally {
+      await stuck.end();
+    }
+  });
+
+  it("reports forwarding's lag apart from the syncs', and not a job waiting behind its destination's running loop", async () => {
+    const stuck = new pg.Client({ connectionString: ctx.db.url, application_name: WORKER_APPLICATION_NAME });
+    await stuck.connect();
+    try {
+      // A sending-loop job not taken for 10 minutes: forwarding is behind, syncs are not.
+      await ctx.db.query(
+        `SELECT graphile_worker.add_job($1, '{"destinationId": 1}'::json, queue_name => 'deliveries:1', run_at => now() - interval '10 minutes', job_key => 'forward-lag')`,
+        [deliveriesSend.identifier],
+      );
+      expect((await ready()).body.checks).toMatchObject({ destinations_activities: 'operational', destinations_forwarding: 'outage' });
+
+      // The same job behind its destination's loop, which is running (its queue locked): that loop's work, not lag.
+      await ctx.db.query(`UPDATE graphile_worker._private_job_queues SET locked_at = now(), locked_by = 'a-running-loop' WHERE queue_name = 'deliveries:1'`);
+      expect((await ready()).body.checks).toMatchObject({ destinations_activities: 'operational', destinations_forwarding: 'operational' });
+    } finally {
+      await ctx.db.query(`SELECT graphile_worker.remove_job('forward-lag')`);
       await stuck.end();
     }
   });
