@@ -27,13 +27,10 @@
  * folder: CPU profiles of the api and worker processes, pg_stat_statements' top statements in (c)).
  * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
  */
-import type { Result } from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startHubspotEmulator } from '../test/emulators/hubspot.js';
@@ -41,10 +38,24 @@ import { seedFixture } from '../src/admin/seed.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { freePort } from '../src/db/embedded.js';
 import { createPrisma } from '../src/db/prisma.js';
-import { parseInbound } from '../src/connectors/sequencers/index.js';
 import { syncsRun } from '../src/jobs/syncs__run.js';
-import { createLogger } from '../src/logger.js';
-import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize, workerSettings } from '../src/worker.js';
+import { WORKER_SETTINGS } from '../src/worker.js';
+import {
+  ask,
+  type Child,
+  loadRole,
+  type LoadResult,
+  childSpec,
+  cores,
+  cpuMeter,
+  type Groups,
+  postgresPids,
+  startChild,
+  untilLive,
+  withUniqueLead,
+  workerRole,
+  type WorkerSpec,
+} from './processes.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
 
 const DURATION = envNumber('BENCH_DURATION', 15);
@@ -67,121 +78,14 @@ const SPEC_ENV = 'BENCH_INGRESS_CHILD';
 /** A folder: the api and worker processes write V8 CPU profiles there, and (c) prints pg_stat_statements' top statements. */
 const PROFILE = process.env.BENCH_PROFILE || undefined;
 
-interface LoadSpec {
-  port: number;
-  requests: { path: string; body: string }[];
-  /** Replace `[<id>]` in bodies with a unique id per request. */
-  idReplacement?: boolean;
-  duration?: number;
-  amount?: number;
-}
-interface LoadResult {
-  startedAt: number;
-  seconds: number;
-  ok: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Child processes: this file with a role, or src/main.ts.
 
-class Child {
-  private readonly lines: string[] = [];
-  private wake: () => void = () => {};
-  readonly exited: Promise<number | null>;
-
-  constructor(
-    readonly name: string,
-    readonly proc: ChildProcess,
-    echo: boolean,
-  ) {
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (echo) log(`[${name}] ${line}`);
-      this.lines.push(line);
-      this.wake();
-    });
-    proc.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk.toString()}`));
-    this.exited = new Promise((resolve) => proc.on('exit', (code) => (resolve(code), this.wake())));
-  }
-
-  /** The next line of stdout (earlier lines not matching `pattern` are skipped). */
-  async next(pattern = /.*/): Promise<string> {
-    for (;;) {
-      const line = this.lines.shift();
-      if (line !== undefined && pattern.test(line)) return line;
-      if (line !== undefined) continue;
-      if (this.proc.exitCode !== null || this.proc.signalCode !== null) throw new Error(`${this.name} exited (${this.proc.exitCode ?? this.proc.signalCode})`);
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
-  }
-
-  async stop(): Promise<void> {
-    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGTERM');
-    await this.exited;
-  }
-}
-
-function startChild(name: string, args: string[], env: Record<string, string>, echo = true): Child {
-  const profile = PROFILE && name !== 'load' && name !== 'bare' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}/${name}`] : [];
-  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const child = new Child(name, proc, echo);
-  cleanups.push(() => child.stop());
-  return child;
-}
+/** Where a child's CPU profile goes (with BENCH_PROFILE; the load generator's is not wanted). */
+const profiled = (name: string) => (PROFILE && !(name === 'load' || name === 'bare') ? PROFILE : undefined);
 
 const role = (name: string, spec: unknown, extra: Record<string, string> = {}, echo = true) =>
-  startChild(name, [SELF, `--${name}`], { [SPEC_ENV]: JSON.stringify(spec), ...extra }, echo);
-
-async function runLoad(load: Child, spec: LoadSpec): Promise<LoadResult> {
-  load.proc.stdin!.write(`${JSON.stringify(spec)}\n`);
-  return JSON.parse(await load.next(/^\{/)) as LoadResult;
-}
-
-/** `--load`: one autocannon run per line of stdin, its result as one JSON line. */
-async function loadRole(): Promise<void> {
-  const { default: autocannon } = await import('autocannon');
-  for await (const line of readline.createInterface({ input: process.stdin })) {
-    const spec = JSON.parse(line) as LoadSpec;
-    const latencies: number[] = [];
-    const startedAt = Date.now();
-    const result = await new Promise<Result>((resolve, reject) => {
-      const run = autocannon(
-        {
-          url: `http://127.0.0.1:${spec.port}`,
-          connections: CONNECTIONS,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          requests: spec.requests.map((r) => ({ method: 'POST', path: r.path, body: r.body })),
-          ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration }),
-          idReplacement: spec.idReplacement === true,
-          timeout: 60,
-        },
-        (error, done) => (error ? reject(error as Error) : resolve(done)),
-      );
-      run.on('response', (_client, status, _bytes, took) => {
-        if (status >= 200 && status < 300) latencies.push(took);
-      });
-    });
-    const seconds = (Date.now() - startedAt) / 1000;
-    const answer: LoadResult = {
-      startedAt,
-      seconds,
-      ok: result['2xx'],
-      non2xx: result.non2xx,
-      errors: result.errors,
-      timeouts: result.timeouts,
-      rps: result['2xx'] / seconds,
-      p50: pct(latencies, 0.5),
-      p99: pct(latencies, 0.99),
-    };
-    process.stdout.write(`${JSON.stringify(answer)}\n`);
-  }
-}
+  startChild(name, [SELF, `--${name}`], { [SPEC_ENV]: JSON.stringify(spec), ...extra }, { echo, profile: profiled(name) });
 
 /** `--bare`: server (a), one INSERT per POST on its own pool; answers as the ingress does. */
 function bareRole(spec: { url: string; row: [number, number, number, string] }): void {
@@ -209,85 +113,6 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
-/** `--worker`: the real worker, wired as src/main.ts wires it, with this run's concurrency. */
-async function workerRole(spec: { url: string; concurrency: number; hubspotBaseUrl: string }): Promise<void> {
-  const settings = workerSettings(spec.concurrency);
-  const pool = new pg.Pool({ connectionString: spec.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
-  const logger = createLogger('warn', process.stderr);
-  pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
-  pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
-  const crm = { hubspotBaseUrl: spec.hubspotBaseUrl, salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true };
-  const runner = await startWorker(
-    pool,
-    logger,
-    { crm, outboundAllowPrivate: true, encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex') },
-    settings,
-  );
-  process.on(
-    'SIGTERM',
-    () =>
-      void runner
-        .stop()
-        .then(() => pool.end())
-        .then(() => process.exit(0)),
-  );
-  process.stdout.write('ready\n');
-}
-
-// ------------------------------------------------------------------------------------------------
-// CPU per process group, from /proc (clock ticks of 10 ms).
-
-function procTicks(pid: number): { ticks: number; ppid: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ticks: Number(f[11]) + Number(f[12]), ppid: Number(f[1]) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** user nice system idle iowait irq softirq steal: busy excludes idle, iowait and steal (time the VM's host took). */
-function machineTicks(): { busy: number; steal: number; total: number } {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = f.reduce((a, b) => a + b, 0);
-  return { busy: total - f[3]! - f[4]! - f[7]!, steal: f[7]!, total };
-}
-
-type Groups = Record<string, () => number[]>;
-
-/** Cores used per group (and by the whole machine) between start() and the returned stop(). */
-function cpuMeter(groups: Groups): () => Record<string, number> {
-  const sample = () => Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, new Map(pids().map((p) => [p, procTicks(p)?.ticks ?? 0]))]));
-  const [start, machine, at] = [sample(), machineTicks(), performance.now()];
-  return () => {
-    const end = sample();
-    const seconds = (performance.now() - at) / 1000;
-    const used: Record<string, number> = {};
-    for (const [name, pids] of Object.entries(end)) {
-      let ticks = 0;
-      for (const [pid, t] of pids) ticks += t - (start[name]?.get(pid) ?? 0);
-      used[name] = ticks / 100 / seconds;
-    }
-    const m = machineTicks();
-    used.machine = ((m.busy - machine.busy) / (m.total - machine.total)) * os.cpus().length;
-    used.steal = ((m.steal - machine.steal) / (m.total - machine.total)) * os.cpus().length;
-    return used;
-  };
-}
-
-function postgresPids(postmaster: number): number[] {
-  const pids = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number);
-  return [postmaster, ...pids.filter((p) => procTicks(p)?.ppid === postmaster)];
-}
-
-const cores = (used: Record<string, number>) =>
-  Object.entries(used)
-    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
-    .join(', ');
-
 // ------------------------------------------------------------------------------------------------
 
 async function run(): Promise<number> {
@@ -314,14 +139,19 @@ async function run(): Promise<number> {
   const bare = role('bare', { url: db.url, row: [ids.account, ids.source, ids.connection, codes[0]!] });
   const barePort = Number((await bare.next(/^listening /)).split(' ')[1]);
   const apiPort = await freePort();
-  const api = startChild('api', ['src/main.ts', 'api'], {
-    DATABASE_URL: db.url,
-    ENCRYPTION_KEY: encryptionKey.toString('hex'),
-    PORT: String(apiPort),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${apiPort}`,
-    LOG_LEVEL: 'warn',
-  });
+  const api = startChild(
+    'api',
+    ['src/main.ts', 'api'],
+    {
+      DATABASE_URL: db.url,
+      ENCRYPTION_KEY: encryptionKey.toString('hex'),
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      BASE_URL: `http://127.0.0.1:${apiPort}`,
+      LOG_LEVEL: 'warn',
+    },
+    { profile: profiled('api') },
+  );
   await untilLive(apiPort, api);
 
   out(
@@ -346,14 +176,14 @@ async function run(): Promise<number> {
 
   const target = { a: { port: barePort, path: `/webhooks/${codes[0]}` }, b: { port: apiPort, path: `/webhooks/${codes[0]}` } };
   for (const which of ['a', 'b'] as const)
-    await runLoad(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
+    await ask<LoadResult>(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
 
   const groups = (server: Child): Groups => ({ server: () => [server.proc.pid!], load: () => [load.proc.pid!], postgres: () => postgresPids(postmaster) });
   const measure = async (which: 'a' | 'b') => {
     await q('CHECKPOINT');
     const [before] = await q<{ id: string; jobs: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, (${JOBS_SQL}) AS jobs`);
     const cpu = cpuMeter(groups(which === 'a' ? bare : api));
-    const result = await runLoad(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: DURATION });
+    const result = await ask<LoadResult>(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: DURATION });
     const used = cpu();
     await new Promise((r) => setTimeout(r, 200)); // requests in flight when the load stopped
     const [after] = await q<{ rows: string; jobs: string; jobless: string }>(
@@ -454,7 +284,7 @@ async function run(): Promise<number> {
     });
     log(`(c) concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
     let pushed: LoadResult | undefined;
-    const pushing = runLoad(load, { port: apiPort, requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
+    const pushing = ask<LoadResult>(load, { port: apiPort, requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
     let doneAtPushEnd: number | undefined;
     let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
     for (;;) {
@@ -532,14 +362,6 @@ async function run(): Promise<number> {
   }
 }
 
-/** The sample with its lead's email (the parsed identity, in any case) turned into a per-request unique one. */
-function withUniqueLead(body: string): string {
-  const parsed = parseInbound('smartlead', body);
-  const email = parsed.ok ? parsed.event.contact.email : null;
-  if (!email) throw new Error('every Smartlead sample names its lead by email');
-  return body.replace(new RegExp(email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), 'lead-[<id>]@prospect.test');
-}
-
 const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${syncsRun.identifier}'`;
 const SYNC_UPDATES_SQL =
   "(SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS updates, (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS hot";
@@ -556,19 +378,6 @@ async function serialCommits(q: (text: string) => Promise<unknown>): Promise<num
   }
   await q('DROP TABLE bench_commit_probe');
   return times;
-}
-
-async function untilLive(port: number, child: Child): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const status = await fetch(`http://127.0.0.1:${port}/health/live`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return;
-    if (child.proc.exitCode !== null || Date.now() > deadline) throw new Error(`${child.name} did not come up on port ${port}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function fixture(codes: string[]) {
@@ -592,17 +401,15 @@ function fixture(codes: string[]) {
   };
 }
 
-/** The spec the parent process passed to this child role (JSON in an environment variable). */
-const childSpec = <T>(): T => JSON.parse(process.env[SPEC_ENV] ?? '{}') as T;
 switch (process.argv[2]) {
   case '--load':
-    await loadRole();
+    await loadRole(CONNECTIONS);
     break;
   case '--bare':
-    bareRole(childSpec<{ url: string; row: [number, number, number, string] }>());
+    bareRole(childSpec<{ url: string; row: [number, number, number, string] }>(SPEC_ENV));
     break;
   case '--worker':
-    await workerRole(childSpec<{ url: string; concurrency: number; hubspotBaseUrl: string }>());
+    await workerRole(childSpec<WorkerSpec>(SPEC_ENV));
     break;
   default:
     log('bench:ingress');

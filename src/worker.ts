@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';
 import type { Logger } from './logger.js';
 import { createTaskList } from './jobs/catalog.js';
+import { LANE_SCHEMA } from './jobs/lanes.js';
 import type { JobDeps } from './jobs/task.js';
 
 export interface WorkerSettings {
@@ -64,6 +65,7 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
       : {};
   const jobs = await run({
     ...common,
+    schema: LANE_SCHEMA.jobs,
     taskList: createTaskList(env, 'jobs'),
     concurrency: settings.concurrency,
     // Only reachable through a preset in graphile-worker 0.17.
@@ -74,13 +76,16 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
       },
     },
   });
-  // Loops hold their slot while their outbox has work: a runner of their own, without a local queue
-  // (each fetch is one loop's whole turn), so they never take the slots of jobs that end in moments.
+  // Loops hold their slot while their outbox has work: a runner (and job table) of their own. Its small
+  // local queue makes one fetch per wake-up rather than one per idle slot (each new batch of jobs, of any
+  // lane, notifies every runner); kept small, since a fetched job waiting for a slot holds its
+  // destination's queue.
   const loops = await run({
     ...common,
+    schema: LANE_SCHEMA.loops,
     taskList: createTaskList(env, 'loops'),
     concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,
-    preset: { worker: completion },
+    preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...completion } },
   });
   sweeper.start();
   return {
@@ -93,12 +98,15 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
 
 /** FORWARDING_CONCURRENCY's default. */
 const DEFAULT_LOOP_CONCURRENCY = 64;
+/** Loop jobs one fetch of the loops runner takes. */
+const LOOP_LOCAL_QUEUE = 8;
 
 /** graphile-worker's logger, writing to ours. */
 function workerLogger(logger: Logger): WorkerLogger {
   return new WorkerLogger((scope) => (level, message, meta) => {
-    // Its advice of a connection per job slot does not apply: our jobs share grouped statements (SyncStore).
-    const expected = message.startsWith('WARNING: having maxPoolSize');
+    // Its advice of a connection per job slot does not apply (our jobs share grouped statements), nor that of
+    // a local queue as large as the slots (the loops runner's is small on purpose: see startWorker).
+    const expected = message.startsWith('WARNING: having maxPoolSize') || message.startsWith('Your job batch size');
     // LogLevel is an ambient const enum, which isolated modules cannot read: compare its string values.
     const name: string = level;
     const method = expected ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';

@@ -1,7 +1,9 @@
 import type { Express, Response } from 'express';
 import { healthHttpStatus, HEALTH_SCHEMA_VERSION, rollUpHealth, type CheckStatus, type WorkerCheck } from '../domain/health.js';
 import type { PrismaClient } from '../db/prisma.js';
+import { join, raw, sql } from '../db/sql.js';
 import { tasksByHealthCheck } from '../jobs/catalog.js';
+import { LANE_SCHEMA, LANES } from '../jobs/lanes.js';
 import { WORKER_APPLICATION_NAME } from '../worker.js';
 
 /** A job ready to run but waiting longer than this means the worker is not keeping up. */
@@ -44,20 +46,25 @@ async function databaseCheck(prisma: PrismaClient): Promise<CheckStatus> {
  */
 async function workerChecks(prisma: PrismaClient): Promise<Partial<Record<WorkerCheck, CheckStatus>>> {
   const checks = tasksByHealthCheck();
-  const identifiers = [...checks.values()].flat();
+  const tasks = [...checks.values()].flat();
+  // Each lane's job table, for the tasks that live there.
+  const oldest = LANES.filter((lane) => tasks.some((t) => t.lane === lane)).map((lane) => {
+    const schema = raw(LANE_SCHEMA[lane]);
+    const identifiers = tasks.filter((t) => t.lane === lane).map((t) => t.identifier);
+    return sql`SELECT t.identifier, extract(epoch FROM now() - min(j.run_at))::float8 AS lag
+                 FROM ${schema}._private_jobs j JOIN ${schema}._private_tasks t ON t.id = j.task_id
+                 LEFT JOIN ${schema}._private_job_queues q ON q.id = j.job_queue_id
+                WHERE t.identifier = ANY(${identifiers}::text[]) AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
+                  AND (q.locked_at IS NULL OR q.id IS NULL)
+                GROUP BY t.identifier`;
+  });
   let workers = 0;
   let lags: Record<string, number> = {};
   try {
     const [row] = await withTimeout(
       prisma.$queryRaw<{ workers: number; lags: Record<string, number> }[]>`
         SELECT (SELECT count(*)::int FROM pg_stat_activity WHERE application_name = ${WORKER_APPLICATION_NAME} AND datname = current_database()) AS workers,
-               (SELECT COALESCE(json_object_agg(identifier, lag), '{}')
-                  FROM (SELECT t.identifier, extract(epoch FROM now() - min(j.run_at))::float8 AS lag
-                          FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-                          LEFT JOIN graphile_worker._private_job_queues q ON q.id = j.job_queue_id
-                         WHERE t.identifier = ANY(${identifiers}::text[]) AND j.locked_at IS NULL AND j.run_at <= now() AND j.attempts < j.max_attempts
-                           AND (q.locked_at IS NULL OR q.id IS NULL)
-                         GROUP BY t.identifier) AS oldest) AS lags`,
+               (SELECT COALESCE(json_object_agg(identifier, lag), '{}') FROM (${join(oldest, ' UNION ALL ')}) AS oldest) AS lags`,
       2_000,
     );
     workers = row?.workers ?? 0;
@@ -66,7 +73,10 @@ async function workerChecks(prisma: PrismaClient): Promise<Partial<Record<Worker
     // Unanswered: every worker check is in outage (workers stays 0).
   }
   return Object.fromEntries(
-    [...checks].map(([check, tasks]) => [check, workers > 0 && tasks.every((task) => (lags[task] ?? 0) <= MAX_QUEUE_LAG_SECONDS) ? 'operational' : 'outage']),
+    [...checks].map(([check, watched]) => [
+      check,
+      workers > 0 && watched.every((task) => (lags[task.identifier] ?? 0) <= MAX_QUEUE_LAG_SECONDS) ? 'operational' : 'outage',
+    ]),
   );
 }
 

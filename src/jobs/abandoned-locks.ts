@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { query, sql, type Sql } from '../db/sql.js';
+import { query, raw, sql, type Sql } from '../db/sql.js';
+import { LANE_SCHEMA, LANES } from './lanes.js';
 
 /**
  * Recovery of jobs a killed worker left locked. graphile-worker only frees a lock after 4 hours; until
@@ -41,7 +42,7 @@ export class AbandonedLockSweeper {
     try {
       const ids = [...this.ids];
       if (ids.length > 0) await query(this.pool, beatStatement(ids));
-      await query(this.pool, sweepStatement(ids, this.staleAfterMs));
+      for (const lane of LANES) await query(this.pool, sweepStatement(LANE_SCHEMA[lane], ids, this.staleAfterMs));
     } catch (error) {
       this.onError(error);
     }
@@ -57,12 +58,12 @@ function beatStatement(ids: string[]): Sql {
 // A worker is stale when it holds a lock older than the stale time (a younger one's worker may not have
 // beaten yet), has not beaten within that time, and is none of this process's own ids; all of a stale
 // worker's jobs are freed, its younger locks too.
-function sweepStatement(ownIds: string[], staleAfterMs: number): Sql {
+function sweepStatement(schema: string, ownIds: string[], staleAfterMs: number): Sql {
   const staleBefore = sql`now() - make_interval(secs => ${staleAfterMs}::int / 1000.0)`;
   return sql`
   WITH stale AS (
     SELECT DISTINCT j.locked_by AS worker_id
-      FROM graphile_worker._private_jobs j
+      FROM ${raw(schema)}._private_jobs j
      WHERE j.locked_by IS NOT NULL
        AND j.locked_at < ${staleBefore}
        AND j.locked_by <> ALL(${ownIds}::text[])
@@ -71,5 +72,5 @@ function sweepStatement(ownIds: string[], staleAfterMs: number): Sql {
   forgotten AS (
     DELETE FROM worker_heartbeats WHERE seen_at < now() - interval '1 day'
   )
-  SELECT graphile_worker.force_unlock_workers(ARRAY(SELECT worker_id FROM stale)) WHERE EXISTS (SELECT 1 FROM stale)`;
+  SELECT ${raw(schema)}.force_unlock_workers(ARRAY(SELECT worker_id FROM stale)) WHERE EXISTS (SELECT 1 FROM stale)`;
 }

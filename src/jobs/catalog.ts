@@ -2,7 +2,8 @@ import type { TaskList } from 'graphile-worker';
 import type { WorkerCheck } from '../domain/health.js';
 import { deliveriesSend } from './deliveries__send.js';
 import { syncsRun } from './syncs__run.js';
-import { catalogEntry, type CatalogEntry, type JobEnvironment, type Lane } from './task.js';
+import type { Lane } from './lanes.js';
+import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js';
 
 /**
  * Every background task, one module each (`src/jobs/<table>__<action>.ts`). The worker's task list and
@@ -15,9 +16,9 @@ export function createTaskList(env: JobEnvironment, lane: Lane): TaskList {
   return Object.fromEntries(CATALOG.filter((entry) => entry.lane === lane).map((entry) => [entry.identifier, entry.build(env)]));
 }
 
-/** The task identifiers each worker health check watches, for the checks some task names. */
-export function tasksByHealthCheck(): Map<WorkerCheck, string[]> {
-  const checks = new Map<WorkerCheck, string[]>();
-  for (const { identifier, healthCheck } of CATALOG) if (healthCheck) checks.set(healthCheck, [...(checks.get(healthCheck) ?? []), identifier]);
+/** The tasks (identifier and lane) each worker health check watches, for the checks some task names. */
+export function tasksByHealthCheck(): Map<WorkerCheck, Array<{ identifier: string; lane: Lane }>> {
+  const checks = new Map<WorkerCheck, Array<{ identifier: string; lane: Lane }>>();
+  for (const { identifier, healthCheck, lane } of CATALOG) if (healthCheck) checks.set(healthCheck, [...(checks.get(healthCheck) ?? []), { identifier, lane }]);
   return checks;
 }

@@ -14,6 +14,8 @@ import { defineTask } from './task.js';
 const ATTEMPT_TIMEOUT_MS = 10_000;
 /** How often a loop with attempts in flight looks for newly due ones. */
 const POLL_MS = 50;
+/** The least time between two claims of one loop. */
+const CLAIM_EVERY_MS = 10;
 /** Bytes of bodies in flight to one destination at once (bodies reach 1 MB). */
 const MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
 const USER_AGENT = 'pipeline-sync-service/0.1 (forwarding; +https://github.com/pipeline-sync-service)';
@@ -143,11 +145,25 @@ async function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): 
   let wake: () => void = () => {};
   const changed = () => new Promise<void>((resolve) => (wake = resolve));
 
+  // A claim reads past the attempts in flight: claim in batches (when a tenth of the room is free, or
+  // nothing is in flight) and at most every CLAIM_EVERY_MS, not once per answer.
+  const batch = Math.max(1, Math.ceil(loop.settings.maxInFlight / 10));
+  let lastClaim = 0;
   for (;;) {
     if (helpers.abortSignal.aborted || failure !== undefined) break;
     const room = loop.settings.maxInFlight - inFlight.size;
+    const wait = lastClaim + CLAIM_EVERY_MS - Date.now();
+    if (inFlight.size > 0 && room < batch) {
+      await Promise.race([changed(), delay(POLL_MS)]);
+      continue;
+    }
+    if (inFlight.size > 0 && wait > 0) {
+      await delay(wait);
+      continue;
+    }
     let claimed: ClaimedAttempt[] = [];
     if (room > 0 && inFlightBytes < MAX_IN_FLIGHT_BYTES) {
+      lastClaim = Date.now();
       claimed = await loop.store.claim(destinationId, [...inFlight.keys()], room);
       for (const attempt of claimed) {
         const bytes = Buffer.byteLength(attempt.body);
@@ -166,10 +182,9 @@ async function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): 
       }
     }
     if (inFlight.size === 0 && claimed.length === 0) break;
-    const next = changed();
     // A full claim may leave more due now; otherwise wait for an answer, or poll for new attempts.
     if (claimed.length === room && claimed.length > 0) continue;
-    await Promise.race([next, delay(POLL_MS)]);
+    await Promise.race([changed(), delay(POLL_MS)]);
   }
   await Promise.all([...inFlight.values()].map((f) => f.done));
   // The job fails (graphile-worker runs it again later): the attempts not recorded are still pending.

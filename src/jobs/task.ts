@@ -4,7 +4,8 @@ import type { z } from 'zod';
 import type { ForwardingConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
-import { query, sql } from '../db/sql.js';
+import { query, raw, sql } from '../db/sql.js';
+import { LANE_SCHEMA, type Lane } from './lanes.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -22,11 +23,7 @@ export interface TaskDefinition<S extends z.ZodType> {
   defaults: TaskDefaults<z.output<S>>;
   /** The `/health/ready` check whose queue lag this task's waiting jobs count in (with WORKER_MONITORING). */
   healthCheck?: WorkerCheck;
-  /**
-   * Which of the worker's runners takes its jobs: `jobs` (the default: WORKER_CONCURRENCY slots for jobs
-   * that end in moments) or `loops` (FORWARDING_CONCURRENCY slots for jobs that work through an outbox
-   * for as long as it holds work, one per destination), so a long loop never holds a job's slot.
-   */
+  /** The worker's lane that runs it (src/jobs/lanes.ts): `jobs` unless said. */
   lane?: Lane;
   /** Builds the handler once per worker process; it receives payloads that passed `payload`. */
   handler(env: JobEnvironment): TaskHandler<z.output<S>>;
@@ -44,8 +41,6 @@ interface TaskDefaults<P> {
   jobKey?: (payload: P) => string;
   // SQL callers of addJobsSql() spell the queue and key as expressions, beside these rules in the task's module.
 }
-
-export type Lane = 'jobs' | 'loops';
 
 /** What every handler may use, given once per worker process. */
 export interface JobDeps {
@@ -97,7 +92,7 @@ export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): Cata
         const parsed = task.payload.safeParse(payload);
         if (parsed.success) return handler(parsed.data, helpers);
         await helpers.withPgClient((client) =>
-          query(client, sql`UPDATE graphile_worker._private_jobs SET max_attempts = attempts WHERE id = ${helpers.job.id}::bigint`),
+          query(client, sql`UPDATE ${raw(LANE_SCHEMA[task.lane ?? 'jobs'])}._private_jobs SET max_attempts = attempts WHERE id = ${helpers.job.id}::bigint`),
         );
         // graphile-worker reads its own copy to log the attempt ("1 of 1") and to announce job:failed.
         helpers.job.max_attempts = helpers.job.attempts;

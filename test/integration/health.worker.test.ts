@@ -61,16 +61,18 @@ describe('worker monitoring', () => {
     try {
       // A sending-loop job not taken for 10 minutes: forwarding is behind, syncs are not.
       await ctx.db.query(
-        `SELECT graphile_worker.add_job($1, '{"destinationId": 1}'::json, queue_name => 'deliveries:1', run_at => now() - interval '10 minutes', job_key => 'forward-lag')`,
+        `SELECT graphile_worker_loops.add_job($1, '{"destinationId": 1}'::json, queue_name => 'deliveries:1', run_at => now() - interval '10 minutes', job_key => 'forward-lag')`,
         [deliveriesSend.identifier],
       );
       expect((await ready()).body.checks).toMatchObject({ destinations_activities: 'operational', destinations_forwarding: 'outage' });
 
       // The same job behind its destination's loop, which is running (its queue locked): that loop's work, not lag.
-      await ctx.db.query(`UPDATE graphile_worker._private_job_queues SET locked_at = now(), locked_by = 'a-running-loop' WHERE queue_name = 'deliveries:1'`);
+      await ctx.db.query(
+        `UPDATE graphile_worker_loops._private_job_queues SET locked_at = now(), locked_by = 'a-running-loop' WHERE queue_name = 'deliveries:1'`,
+      );
       expect((await ready()).body.checks).toMatchObject({ destinations_activities: 'operational', destinations_forwarding: 'operational' });
     } finally {
-      await ctx.db.query(`SELECT graphile_worker.remove_job('forward-lag')`);
+      await ctx.db.query(`SELECT graphile_worker_loops.remove_job('forward-lag')`);
       await stuck.end();
     }
   });

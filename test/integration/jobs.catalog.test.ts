@@ -8,6 +8,7 @@ import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
+import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { enqueue } from '../../src/jobs/enqueue.js';
 import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { createLogger } from '../../src/logger.js';
@@ -87,6 +88,18 @@ describe('a job whose payload fails its schema', () => {
     expect(lines.join('\n')).not.toContain(secret);
     expect(lines.join('\n')).not.toContain('seven');
   });
+
+  it("queues a task in its lane's job table, under its key and queue", async () => {
+    const job = await enqueue(utils, deliveriesSend, { destinationId: 77 });
+    const [row] = await db.query<{ identifier: string; queue: string }>(
+      `SELECT t.identifier, q.queue_name AS queue FROM graphile_worker_loops._private_jobs j
+         JOIN graphile_worker_loops._private_tasks t ON t.id = j.task_id JOIN graphile_worker_loops._private_job_queues q ON q.id = j.job_queue_id
+        WHERE j.id = $1`,
+      [job.id],
+    );
+    expect(row).toEqual({ identifier: 'deliveries__send', queue: 'deliveries:77' });
+    expect(job.key).toBe('deliveries:77');
+  });
 });
 
 describe('enqueue', () => {
@@ -94,13 +107,20 @@ describe('enqueue', () => {
     // @ts-expect-error -- requestId must be a number: the type check is the first guard, the schema the second.
     await expect(enqueue(utils, syncsRun, { requestId: '12' })).rejects.toBeInstanceOf(ZodError);
     await expect(enqueue(utils, syncsRun, { requestId: -1 })).rejects.toBeInstanceOf(ZodError);
+    await expect(enqueue(utils, deliveriesSend, { destinationId: 0 })).rejects.toBeInstanceOf(ZodError);
     expect(await jobs('syncs__run')).toHaveLength(1); // the job of the test above only
   });
 
   it("queues with the task's defaults, which the caller's options override", async () => {
-    const job = await enqueue(utils, syncsRun, { requestId: 424242 }, { runAt: new Date(Date.now() + 3_600_000) });
-    expect(job).toMatchObject({ task_identifier: 'syncs__run', key: 'sync:424242', max_attempts: 25, payload: { requestId: 424242 } });
+    const runAt = new Date(Date.now() + 3_600_000);
+    const job = await enqueue(utils, syncsRun, { requestId: 424242 }, { runAt });
+    expect(job).toEqual({ id: expect.any(String), key: 'sync:424242', maxAttempts: 25, runAt });
+    const [row] = await db.query<{ identifier: string; payload: unknown }>(
+      'SELECT t.identifier, j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE j.id = $1',
+      [job.id],
+    );
+    expect(row).toEqual({ identifier: 'syncs__run', payload: { requestId: 424242 } });
     const named = await enqueue(utils, syncsRun, { requestId: 424243, retry: true }, { jobKey: 'chosen-key', maxAttempts: 3 });
-    expect(named).toMatchObject({ key: 'chosen-key', max_attempts: 3 });
+    expect(named).toMatchObject({ key: 'chosen-key', maxAttempts: 3 });
   });
 });

@@ -14,8 +14,8 @@ describe('the job catalog', () => {
   it('gives /health/ready the tasks of each worker check', () => {
     expect(tasksByHealthCheck()).toEqual(
       new Map([
-        ['destinations_activities', ['syncs__run']],
-        ['destinations_forwarding', ['deliveries__send']],
+        ['destinations_activities', [{ identifier: 'syncs__run', lane: 'jobs' }]],
+        ['destinations_forwarding', [{ identifier: 'deliveries__send', lane: 'loops' }]],
       ]),
     );
   });

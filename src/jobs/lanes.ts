@@ -1,0 +1,13 @@
+/**
+ * The worker's lanes. Each lane is a graphile-worker runner of its own with a job table of its own (a
+ * PostgreSQL schema each): `jobs`, for jobs that end in moments (WORKER_CONCURRENCY slots); `loops`,
+ * for jobs that work through an outbox for as long as it holds work, one per destination
+ * (FORWARDING_CONCURRENCY slots). Apart, a loop never holds a job's slot, and the loops runner's fetch
+ * never walks past the sync backlog (every batch of new jobs wakes every runner).
+ */
+export type Lane = 'jobs' | 'loops';
+
+export const LANES: readonly Lane[] = ['jobs', 'loops'];
+
+/** The PostgreSQL schema of each lane's graphile-worker tables and functions. */
+export const LANE_SCHEMA: Readonly<Record<Lane, string>> = { jobs: 'graphile_worker', loops: 'graphile_worker_loops' };
