@@ -4,13 +4,11 @@
  * an event a destination received twice carried the same event id both times.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealSecret } from '../../src/domain/secrets.js';
 import { FORWARDING_HEADERS } from '../../src/jobs/deliveries__send.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { seedTestAccounts } from '../support/accounts.js';
+import type { DestinationEmulator } from '../emulators/destination.js';
+import type { HubspotEmulator } from '../emulators/hubspot.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
-import { createPipeline, ingest, smartleadEvent } from '../support/forwarding.js';
+import { createPipeline, startForwardingRig, ingest, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
@@ -26,14 +24,8 @@ let receiver: DestinationEmulator;
 let connectionId: number;
 
 beforeAll(async () => {
-  const ids = await seedTestAccounts(ctx.db.prisma);
-  connectionId = ids.connections['acme-hubspot']!;
-  hubspot = await startHubspotEmulator({ accessToken: HUBSPOT_TOKEN });
-  receiver = await startDestinationEmulator();
-  await ctx.db.prisma.connection.update({
-    where: { id: connectionId },
-    data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: HUBSPOT_TOKEN })) },
-  });
+  const rig = await startForwardingRig(ctx.db, HUBSPOT_TOKEN);
+  ({ connectionId, hubspot, receiver } = rig);
 });
 
 afterAll(async () => {

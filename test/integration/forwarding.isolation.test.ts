@@ -4,12 +4,9 @@
  * its own loop's attempts in flight, and the other destination's attempts still go out at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealSecret } from '../../src/domain/secrets.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { seedTestAccounts } from '../support/accounts.js';
-import { TEST_ENCRYPTION_KEY } from '../support/database.js';
-import { createPipeline, deliveriesTo, ingest, receivedOn, settled, smartleadEvent } from '../support/forwarding.js';
+import type { DestinationEmulator } from '../emulators/destination.js';
+import type { HubspotEmulator } from '../emulators/hubspot.js';
+import { createPipeline, startForwardingRig, deliveriesTo, ingest, receivedOn, settled, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -24,14 +21,8 @@ let worker: { stop(): Promise<void> };
 let connectionId: number;
 
 beforeAll(async () => {
-  const ids = await seedTestAccounts(ctx.db.prisma);
-  connectionId = ids.connections['acme-hubspot']!;
-  hubspot = await startHubspotEmulator({ accessToken: HUBSPOT_TOKEN });
-  receiver = await startDestinationEmulator();
-  await ctx.db.prisma.connection.update({
-    where: { id: connectionId },
-    data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: HUBSPOT_TOKEN })) },
-  });
+  const rig = await startForwardingRig(ctx.db, HUBSPOT_TOKEN);
+  ({ connectionId, hubspot, receiver } = rig);
   // No retries: each event costs the hanging destination one attempt.
   worker = await startTestWorker(
     ctx.db.url,

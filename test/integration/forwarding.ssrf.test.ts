@@ -4,12 +4,9 @@
  * gets one error delivery saying so, no HTTP status, no retry, and not a byte of the event.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealSecret } from '../../src/domain/secrets.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { seedTestAccounts } from '../support/accounts.js';
-import { TEST_ENCRYPTION_KEY } from '../support/database.js';
-import { createPipeline, deliveriesTo, ingest, settled, smartleadEvent } from '../support/forwarding.js';
+import type { DestinationEmulator } from '../emulators/destination.js';
+import type { HubspotEmulator } from '../emulators/hubspot.js';
+import { createPipeline, startForwardingRig, deliveriesTo, ingest, settled, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';
 import { startTestWorker } from '../support/worker.js';
 
@@ -23,15 +20,9 @@ let connectionId: number;
 let port: string;
 
 beforeAll(async () => {
-  const ids = await seedTestAccounts(ctx.db.prisma);
-  connectionId = ids.connections['acme-hubspot']!;
-  hubspot = await startHubspotEmulator({ accessToken: HUBSPOT_TOKEN });
-  receiver = await startDestinationEmulator();
+  const rig = await startForwardingRig(ctx.db, HUBSPOT_TOKEN);
+  ({ connectionId, hubspot, receiver } = rig);
   port = new URL(receiver.url).port;
-  await ctx.db.prisma.connection.update({
-    where: { id: connectionId },
-    data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: HUBSPOT_TOKEN })) },
-  });
   // The CRM client keeps its own setting (startTestWorker's crm.outboundAllowPrivate), so syncs still
   // reach the HubSpot emulator; only forwarding is held to public addresses. A short attempt timeout
   // turns an address that should have been refused but was tried (10.0.0.1 answers nobody) into a

@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.js';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { FORWARDING_HEADERS } from '../../src/jobs/deliveries__send.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { seedTestAccounts, type TestKeys } from '../support/accounts.js';
+import type { DestinationEmulator } from '../emulators/destination.js';
+import type { HubspotEmulator } from '../emulators/hubspot.js';
+import type { TestKeys } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import {
   createPipeline,
+  startForwardingRig,
   deliveriesOf,
   deliveriesTo,
   eventIdsOf,
@@ -43,16 +44,10 @@ let accountId: number;
 let keys: TestKeys;
 
 beforeAll(async () => {
-  const ids = await seedTestAccounts(ctx.db.prisma);
-  keys = ids.keys;
-  connectionId = ids.connections['acme-hubspot']!;
-  accountId = ids.accounts['acme']!;
-  hubspot = await startHubspotEmulator({ accessToken: HUBSPOT_TOKEN });
-  receiver = await startDestinationEmulator();
-  await ctx.db.prisma.connection.update({
-    where: { id: connectionId },
-    data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: HUBSPOT_TOKEN })) },
-  });
+  const rig = await startForwardingRig(ctx.db, HUBSPOT_TOKEN);
+  ({ connectionId, hubspot, receiver } = rig);
+  keys = rig.ids.keys;
+  accountId = rig.ids.accounts['acme']!;
   // Three attempts (two retries 0.2 s apart, jittered), half a second each at most.
   worker = await startTestWorker(
     ctx.db.url,

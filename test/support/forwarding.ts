@@ -1,9 +1,32 @@
 import { expect } from 'vitest';
 import type { PrismaClient } from '../../src/db/prisma.js';
 import { FORWARDING_HEADERS } from '../../src/jobs/deliveries__send.js';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { TestDatabase } from './database.js';
+import { sealSecret } from '../../src/domain/secrets.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { seedTestAccounts, type TestAccounts } from './accounts.js';
+import { TEST_ENCRYPTION_KEY, type TestDatabase } from './database.js';
 import { eventually } from './worker.js';
+
+/** What a forwarding test starts from: the test accounts, their acme-hubspot connection, a HubSpot emulator holding its token, and a destination emulator. */
+export interface ForwardingRig {
+  ids: TestAccounts;
+  connectionId: number;
+  hubspot: HubspotEmulator;
+  receiver: DestinationEmulator;
+}
+
+export async function startForwardingRig(db: TestDatabase, hubspotToken: string): Promise<ForwardingRig> {
+  const ids = await seedTestAccounts(db.prisma);
+  const connectionId = ids.connections['acme-hubspot']!;
+  const hubspot = await startHubspotEmulator({ accessToken: hubspotToken });
+  const receiver = await startDestinationEmulator();
+  await db.prisma.connection.update({
+    where: { id: connectionId },
+    data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: hubspotToken })) },
+  });
+  return { ids, connectionId, hubspot, receiver };
+}
 
 /** What a forwarding binding says in a test: its event types (empty: all) and whether it waits for the CRM. */
 export interface TestBinding {
