@@ -31,8 +31,8 @@ export interface Config {
   salesforceLoginUrl: string;
   smartleadBaseUrl: string;
   instantlyBaseUrl: string;
-  smtpUrl: string | undefined;
   forwarding: ForwardingConfig;
+  relays: RelayConfig;
 }
 
 /** How events are forwarded to customer URLs (src/jobs/deliveries__send.ts). */
@@ -44,6 +44,19 @@ export interface ForwardingConfig {
   /** Requests in flight to one destination at once. */
   maxInFlight: number;
 }
+
+/** How reply relays send their emails (src/jobs/relay_executions__send.ts). */
+export interface RelayConfig {
+  /** `smtp://user:pass@host:587`; unset, every relay attempt fails with "SMTP is not configured" (and is retried). */
+  smtpUrl: string | undefined;
+  /** The sender of every relay email: an address, or `Name <address>`. */
+  from: string;
+  /** Seconds to wait before each retry of a transient SMTP failure: attempts = retries + 1. */
+  retrySchedule: number[];
+}
+
+/** The documented relay retry schedule: seven attempts over about ten hours. */
+export const DEFAULT_RELAY_RETRY_SCHEDULE = [60, 300, 900, 3_600, 10_800, 21_600];
 
 /** The documented retry schedule: seven attempts over about seven and a half hours. */
 export const DEFAULT_FORWARDING_RETRY_SCHEDULE = [5, 60, 300, 1_800, 7_200, 18_000];
@@ -96,12 +109,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     salesforceLoginUrl: stripTrailingSlash(e.SALESFORCE_LOGIN_URL),
     smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
     instantlyBaseUrl: stripTrailingSlash(e.INSTANTLY_BASE_URL),
-    smtpUrl: e.SMTP_URL,
     forwarding: {
       retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
       concurrency: e.FORWARDING_CONCURRENCY,
       maxInFlight: e.FORWARDING_MAX_IN_FLIGHT,
     },
+    relays: { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM, retrySchedule: e.REPLY_RELAY_RETRY_SCHEDULE ?? DEFAULT_RELAY_RETRY_SCHEDULE },
   };
 }
 
@@ -152,6 +165,11 @@ const retrySchedule = z
   .transform((value) => value.split(',').map((s) => Number(s.trim())))
   .refine((waits) => waits.every((seconds) => seconds <= 86_400), { error: 'each wait must be at most 86400 seconds (a day)' })
   .refine((waits) => waits.length <= 20, { error: 'must have at most 20 retries' });
+
+// `address` or `Name <address>`, on one line (it becomes the From header).
+const mailbox = z.string().regex(/^(?:[^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/, {
+  error: 'must be an email address, or Name <address>',
+});
 
 const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\/./.test(value) && URL.canParse(value), {
   error: 'must be a postgres:// or postgresql:// connection URL',
@@ -209,6 +227,8 @@ const envSchema = z.object({
   FORWARDING_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
   FORWARDING_MAX_IN_FLIGHT: withDefault(integer(1, 5_000), '500'),
   SMTP_URL: optional(z.string().refine((v) => /^smtps?:\/\//.test(v) && URL.canParse(v), { error: 'must be an smtp:// or smtps:// URL' })),
+  SMTP_FROM: withDefault(mailbox, 'Pipeline Sync <pipeline-sync@localhost>'),
+  REPLY_RELAY_RETRY_SCHEDULE: optional(retrySchedule),
 });
 
 function isSet(value: string | undefined): boolean {

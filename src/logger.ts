@@ -39,6 +39,7 @@ const REDACTED_PATHS = [
   '*.encryptionKey',
   '*.supportTokens',
   '*.smtpUrl',
+  '*.*.smtpUrl',
   '*.ingressCode',
   '*.credentialsEncrypted',
   '*.sequencerCredentialsEncrypted',

@@ -63,7 +63,13 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
     const crm = { hubspotBaseUrl: config.hubspotBaseUrl, salesforceLoginUrl: config.salesforceLoginUrl, outboundAllowPrivate: config.outboundAllowPrivate };
-    const deps = { crm, outboundAllowPrivate: config.outboundAllowPrivate, forwarding: config.forwarding, encryptionKey: database.encryptionKey };
+    const deps = {
+      crm,
+      outboundAllowPrivate: config.outboundAllowPrivate,
+      forwarding: config.forwarding,
+      relays: config.relays,
+      encryptionKey: database.encryptionKey,
+    };
     const runner = await startWorker(pool, logger, deps, settings);
     stack.push('worker', () => runner.stop());
   }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Batcher } from '../db/batcher.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 import { pendingOnArrivalSql, queueSendingSql } from '../jobs/deliveries__send.js';
+import { queueRelaySchedulingSql } from '../jobs/reply_relays__schedule.js';
 import { addJobsSql } from '../jobs/enqueue.js';
 import { syncsRun } from '../jobs/syncs__run.js';
 import type { IngressTarget } from './path.js';
@@ -75,11 +76,12 @@ export class RequestAcceptor {
 /**
  * One statement for a batch: find each request's source, insert the request rows, queue one sync job
  * per row, write the first attempt of each forwarding binding that does not wait for the CRM and queue
- * its destination's sending loop, and note the sources' last event time. Ids are drawn up front so each
- * row's job can name it; `matched` is materialised once (nextval is volatile). Data-modifying CTEs
- * always run; `jobs` and `sending` are plain SELECTs, so the answer reads them to make them run. A
- * source whose connection was deleted accepts nothing. The sources' last_event_received_at moves at
- * most once a minute, so hot sources do not serialise batches on one row lock.
+ * its destination's sending loop, queue the reply relay scheduling of requests whose source has a relay,
+ * and note the sources' last event time. Ids are drawn up front so each row's job can name it; `matched`
+ * is materialised once (nextval is volatile). Data-modifying CTEs always run; `jobs`, `sending` and `relays` are
+ * plain SELECTs, so the answer reads them to make them run. A source whose connection was deleted accepts
+ * nothing. The sources' last_event_received_at moves at most once a minute, so hot sources do not
+ * serialise batches on one row lock.
  */
 function acceptStatement(input: Sql): Sql {
   return sql`
@@ -101,10 +103,13 @@ function acceptStatement(input: Sql): Sql {
   sending AS (
     SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded)
   ),
+  relays AS (
+    SELECT (${queueRelaySchedulingSql(sql`matched`)}) AS n WHERE EXISTS (SELECT 1 FROM matched m JOIN sources s ON s.id = m.source_id WHERE s.reply_relay_id IS NOT NULL)
+  ),
   touched AS (
     UPDATE sources SET last_event_received_at = now()
      WHERE id IN (SELECT source_id FROM matched)
        AND (last_event_received_at IS NULL OR last_event_received_at < now() - interval '1 minute')
   )
-  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs, (SELECT n FROM sending) AS sending FROM matched m`;
+  SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs, (SELECT n FROM sending) AS sending, (SELECT n FROM relays) AS relays FROM matched m`;
 }

@@ -1,6 +1,8 @@
 import type { TaskList } from 'graphile-worker';
 import type { WorkerCheck } from '../domain/health.js';
 import { deliveriesSend } from './deliveries__send.js';
+import { relayExecutionsSend } from './relay_executions__send.js';
+import { replyRelaysSchedule } from './reply_relays__schedule.js';
 import { syncsRun } from './syncs__run.js';
 import type { Lane } from './lanes.js';
 import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js';
@@ -9,7 +11,12 @@ import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js'
  * Every background task, one module each (`src/jobs/<table>__<action>.ts`). The worker's task list and
  * the health checks' lag queries are built from this list; adding a job kind is adding its row.
  */
-export const CATALOG: readonly CatalogEntry[] = [catalogEntry(syncsRun), catalogEntry(deliveriesSend)];
+export const CATALOG: readonly CatalogEntry[] = [
+  catalogEntry(syncsRun),
+  catalogEntry(deliveriesSend),
+  catalogEntry(replyRelaysSchedule),
+  catalogEntry(relayExecutionsSend),
+];
 
 /** graphile-worker's task list of one lane (one runner) of a worker process. */
 export function createTaskList(env: JobEnvironment, lane: Lane): TaskList {

@@ -17,6 +17,7 @@ import './account-metrics.js';
 import './outreach.js';
 import './sync-retry.js';
 import './delivery-replay.js';
+import './relay-execution.js';
 import './request-detail.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */

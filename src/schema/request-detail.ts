@@ -2,9 +2,10 @@ import { sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import { DELIVERY_COLUMNS, DeliveryRef, type DeliveryRecord } from './delivery.js';
 import { requireStaff, serviceError } from './errors.js';
+import { RELAY_EXECUTION_COLUMNS, RelayExecutionRef, type RelayExecutionRecord } from './relay-execution.js';
 import { SYNC_COLUMNS, SyncRef, type SyncRecord } from './sync.js';
 
-/** One request with what became of it: its CRM sync, its forwarding attempts, and those still due. */
+/** One request with what became of it: its CRM sync, its forwarding attempts, those still due, and its reply relay's email. */
 interface RequestDetail {
   id: bigint;
   accountId: number;
@@ -15,6 +16,7 @@ interface RequestDetail {
   sync: SyncRecord | null;
   deliveries: DeliveryRecord[];
   pendingDeliveries: PendingDelivery[];
+  relayExecutions: RelayExecutionRecord[];
 }
 
 interface PendingDelivery {
@@ -54,6 +56,11 @@ const RequestDetailRef = builder.objectRef<RequestDetail>('RequestDetail').imple
       description: 'Forwarding attempts still to make, soonest first.',
       resolve: (r) => r.pendingDeliveries,
     }),
+    relayExecutions: t.field({
+      type: [RelayExecutionRef],
+      description: 'What its reply relay did with it (a reply of a relay-bound source), oldest first.',
+      resolve: (r) => r.relayExecutions,
+    }),
   }),
 });
 
@@ -64,19 +71,20 @@ builder.queryField('request', (t) =>
     args: { id: t.arg({ type: 'BigInt', required: true, description: 'Request id.' }) },
     resolve: async (_root, args, ctx) => {
       requireStaff(ctx);
-      // One parent: three reads of its own, no per-row loading to batch.
-      const [request] = await ctx.prisma.$queryRaw<Omit<RequestDetail, 'sync' | 'deliveries' | 'pendingDeliveries'>[]>`
+      // One parent: four reads of its own, no per-row loading to batch.
+      const [request] = await ctx.prisma.$queryRaw<Omit<RequestDetail, 'sync' | 'deliveries' | 'pendingDeliveries' | 'relayExecutions'>[]>`
         SELECT id, account_id AS "accountId", source_id AS "sourceId", connection_id AS "connectionId", content_type AS "contentType", created_at AS "createdAt"
           FROM requests WHERE id = ${args.id}`;
       if (!request) throw serviceError('NOT_FOUND', `Request ${args.id} not found`);
-      const [syncs, deliveries, pending] = await Promise.all([
+      const [syncs, deliveries, pending, relayExecutions] = await Promise.all([
         ctx.prisma.$queryRaw<SyncRecord[]>(sql`SELECT ${SYNC_COLUMNS} FROM syncs WHERE request_id = ${args.id}`),
         ctx.prisma.$queryRaw<DeliveryRecord[]>(sql`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE request_id = ${args.id} ORDER BY created_at, id`),
         ctx.prisma.$queryRaw<PendingDelivery[]>`
           SELECT destination_id AS "destinationId", attempt, due_at AS "dueAt", replay_of_delivery_id AS "replayOfDeliveryId"
             FROM pending_deliveries WHERE request_id = ${args.id} ORDER BY due_at, id`,
+        ctx.prisma.$queryRaw<RelayExecutionRecord[]>(sql`SELECT ${RELAY_EXECUTION_COLUMNS} FROM relay_executions WHERE request_id = ${args.id} ORDER BY id`),
       ]);
-      return { ...request, sync: syncs[0] ?? null, deliveries, pendingDeliveries: pending };
+      return { ...request, sync: syncs[0] ?? null, deliveries, pendingDeliveries: pending, relayExecutions };
     },
   }),
 );

@@ -39,7 +39,7 @@ async function jobsFor(requestId: number): Promise<{ task_identifier: string; pa
 }
 
 describe('accepted POSTs', () => {
-  it('stores the body as sent with its sync job, and answers with the request id', async () => {
+  it('stores the body as sent with its sync job (and its relay scheduling: the source has a reply relay), and answers with the request id', async () => {
     // As a sequencer sends it: key order, spacing and unicode kept byte for byte.
     const body = '{ "event_type": "EMAIL_SENT",\n  "to_email": "Jöse@Prospect.test", "subject": "Hi \\u00e9" }';
 
@@ -54,7 +54,13 @@ describe('accepted POSTs', () => {
       [answer.requestId],
     );
     expect(row).toEqual({ body, path: INGRESS.acmeSmartlead, source_id: smartleadSource, connection_id: acmeHubspot });
-    expect(await jobsFor(answer.requestId)).toEqual([{ task_identifier: 'syncs__run', payload: { requestId: answer.requestId } }]);
+    expect(await jobsFor(answer.requestId)).toEqual(
+      expect.arrayContaining([
+        { task_identifier: 'syncs__run', payload: { requestId: answer.requestId } },
+        { task_identifier: 'reply_relays__schedule', payload: { requestId: answer.requestId } },
+      ]),
+    );
+    expect(await jobsFor(answer.requestId)).toHaveLength(2);
     // Visible through the API like any request.
     const list = await apiGet(ctx.server.baseUrl, `/requests?${around()}&sourceId=${smartleadSource}`, keys.acmeRead);
     expect(list.body.data.map((r: { id: number }) => r.id)).toContain(answer.requestId);
@@ -75,7 +81,7 @@ describe('accepted POSTs', () => {
     expect(res.status).toBe(200);
   });
 
-  it('commits 300 concurrent POSTs, each once, each with one job', async () => {
+  it('commits 300 concurrent POSTs, each once, each with one sync job and one relay scheduling job', async () => {
     const before = Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM requests'))[0]!.n);
     const answers = await Promise.all(
       Array.from({ length: 300 }, async (_, i) => {
@@ -88,10 +94,14 @@ describe('accepted POSTs', () => {
     const after = Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM requests'))[0]!.n);
     expect(after - before).toBe(300);
     const jobs = await ctx.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE (payload->>'requestId')::bigint = ANY($1::bigint[])`,
+      `SELECT t.identifier, count(*)::int AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+        WHERE (j.payload->>'requestId')::bigint = ANY($1::bigint[]) GROUP BY t.identifier ORDER BY t.identifier`,
       [answers],
     );
-    expect(Number(jobs[0]!.n)).toBe(300);
+    expect(jobs).toEqual([
+      { identifier: 'reply_relays__schedule', n: 300 },
+      { identifier: 'syncs__run', n: 300 },
+    ]);
     // Each answer names the row holding its own body.
     const rows = await ctx.db.query<{ id: string; body: string }>('SELECT id, body FROM requests WHERE id = ANY($1::bigint[])', [answers]);
     const bodyOf = new Map(rows.map((r) => [Number(r.id), JSON.parse(r.body) as { n: number }]));

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ForwardingConfig } from '../../src/config.js';
+import type { ForwardingConfig, RelayConfig } from '../../src/config.js';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../../src/worker.js';
@@ -13,17 +13,24 @@ export async function startTestWorker(
     staleAfterMs?: number;
     logger?: Logger;
     forwarding?: Partial<ForwardingConfig> & { attemptTimeoutMs?: number };
+    relays?: Partial<RelayConfig>;
     outboundAllowPrivate?: boolean;
   } = {},
 ): Promise<{ stop(): Promise<void> }> {
-  const { logger = createLogger('silent', process.stderr), forwarding, outboundAllowPrivate = true, ...overrides } = settings;
+  const { logger = createLogger('silent', process.stderr), forwarding, relays, outboundAllowPrivate = true, ...overrides } = settings;
   const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...overrides };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workerPoolSize(workerSettings), application_name: WORKER_APPLICATION_NAME });
   // Connections the test ends under the worker must not crash the run.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
-  const deps = { crm: crmConfig, outboundAllowPrivate, encryptionKey: TEST_ENCRYPTION_KEY, ...(forwarding ? { forwarding } : {}) };
+  const deps = {
+    crm: crmConfig,
+    outboundAllowPrivate,
+    encryptionKey: TEST_ENCRYPTION_KEY,
+    ...(forwarding ? { forwarding } : {}),
+    ...(relays ? { relays } : {}),
+  };
   const runner = await startWorker(pool, logger, deps, workerSettings);
   return {
     async stop() {

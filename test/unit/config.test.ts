@@ -45,8 +45,8 @@ const DEFAULTS: Config = {
   salesforceLoginUrl: 'https://login.salesforce.com',
   smartleadBaseUrl: 'https://server.smartlead.ai',
   instantlyBaseUrl: 'https://api.instantly.ai',
-  smtpUrl: undefined,
   forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
+  relays: { smtpUrl: undefined, from: 'Pipeline Sync <pipeline-sync@localhost>', retrySchedule: [60, 300, 900, 3_600, 10_800, 21_600] },
 };
 
 const ALL_VARIABLES = [
@@ -72,6 +72,8 @@ const ALL_VARIABLES = [
   'SMARTLEAD_BASE_URL',
   'INSTANTLY_BASE_URL',
   'SMTP_URL',
+  'SMTP_FROM',
+  'REPLY_RELAY_RETRY_SCHEDULE',
   'FORWARDING_RETRY_SCHEDULE',
   'FORWARDING_CONCURRENCY',
   'FORWARDING_MAX_IN_FLIGHT',
@@ -241,7 +243,7 @@ describe('loadConfig accepted values', () => {
   );
 
   it.each(['smtp://mail.example.com:25', 'smtps://user:pw@mail.example.com:465'])('accepts SMTP_URL=%s', (url) => {
-    expect(loadConfig({ SMTP_URL: url }, CWD).smtpUrl).toBe(url);
+    expect(loadConfig({ SMTP_URL: url }, CWD).relays.smtpUrl).toBe(url);
   });
 
   it('splits SUPPORT_TOKENS on commas, trimming blanks and dropping empty entries', () => {
@@ -351,6 +353,9 @@ describe('loadConfig rejected values', () => {
     ['ENCRYPTION_KEY', 'abcd', '32 bytes'],
     ['SMTP_URL', 'http://x', 'must be an smtp:// or smtps:// URL'],
     ['SMTP_URL', 'mail.example.com:25', 'must be an smtp:// or smtps:// URL'],
+    ['SMTP_FROM', 'not an address', 'must be an email address, or Name <address>'],
+    ['SMTP_FROM', 'Rep <rep@x.test>\r\nBcc: all@x.test', 'must be an email address, or Name <address>'],
+    ['REPLY_RELAY_RETRY_SCHEDULE', '1,,2', 'must be comma-separated seconds, e.g. 5,60,300'],
     ['FORWARDING_RETRY_SCHEDULE', '5;60', 'comma-separated seconds'],
     ['FORWARDING_RETRY_SCHEDULE', '5,,60', 'comma-separated seconds'],
     ['FORWARDING_RETRY_SCHEDULE', '-5', 'comma-separated seconds'],

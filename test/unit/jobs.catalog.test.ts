@@ -16,6 +16,13 @@ describe('the job catalog', () => {
       new Map([
         ['destinations_activities', [{ identifier: 'syncs__run', lane: 'jobs' }]],
         ['destinations_forwarding', [{ identifier: 'deliveries__send', lane: 'loops' }]],
+        [
+          'destinations_reply_relays',
+          [
+            { identifier: 'reply_relays__schedule', lane: 'jobs' },
+            { identifier: 'relay_executions__send', lane: 'jobs' },
+          ],
+        ],
       ]),
     );
   });

@@ -26,6 +26,8 @@ export interface InboundEvent {
   campaign: { id: string | null; name: string | null };
   message: { subject: string | null; text: string | null; direction: 'outbound' | 'inbound' | null };
   leadCategory: { id: string | null; name: string } | null;
+  /** The sequencer's page for this lead's conversation (an https or http URL), when the payload links one. */
+  inboxUrl: string | null;
   /** The sequencer's own ids (lead, message, campaign step, event ...), strings, only those present. */
   sequencerIds: Record<string, string>;
   occurredAt: Date | null;
@@ -56,6 +58,16 @@ export const id = z
     if (typeof v === 'string') return v.trim() !== '' ? v.trim() : undefined;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
     return undefined;
+  })
+  .optional();
+
+/** An absolute http(s) URL, or undefined (a `javascript:` link or a relative path is not a link we print). */
+export const webUrl = z
+  .unknown()
+  .transform((v) => {
+    if (typeof v !== 'string' || !URL.canParse(v.trim())) return undefined;
+    const url = new URL(v.trim());
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
   })
   .optional();
 

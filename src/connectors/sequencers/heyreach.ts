@@ -119,6 +119,7 @@ export const parseHeyReach: SequencerParser = guarded('heyreach', (body) => {
       campaign: { id: p.campaign?.id ?? null, name: p.campaign?.name ?? null },
       message: { subject: null, text: direction ? (latest?.message ?? p.message ?? null) : null, direction },
       leadCategory: tag,
+      inboxUrl: null,
       sequencerIds: ids({
         leadId: lead?.id,
         conversationId: p.conversation_id,

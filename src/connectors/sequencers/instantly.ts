@@ -20,6 +20,7 @@ import {
   text,
   websiteDomain,
   type SequencerParser,
+  webUrl,
 } from './event.js';
 
 /** Instantly event → canonical type. */
@@ -55,6 +56,7 @@ export const INSTANTLY_STATUSES: Readonly<Record<string, string>> = {
 // Lead data is merged from the customer's lead list, so its field names vary with how it was imported.
 const Payload = z.object({
   event_type: text,
+  unibox_url: webUrl,
   timestamp: text,
   workspace: id,
   campaign_id: id,
@@ -141,6 +143,7 @@ export const parseInstantly: SequencerParser = guarded('instantly', (body) => {
         direction,
       },
       leadCategory: categoryName !== undefined ? { id: null, name: categoryName } : null,
+      inboxUrl: p.unibox_url ?? null,
       sequencerIds: ids({
         emailId: p.email_id,
         step: p.step,

@@ -131,6 +131,7 @@ export const parseLemlist: SequencerParser = guarded('lemlist', (body) => {
         direction,
       },
       leadCategory: categoryName ? { id: null, name: categoryName } : null,
+      inboxUrl: null,
       sequencerIds: ids({
         activityId: p._id,
         leadId: p.leadId,

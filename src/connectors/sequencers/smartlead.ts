@@ -21,6 +21,7 @@ import {
   text,
   websiteDomain,
   type SequencerParser,
+  webUrl,
 } from './event.js';
 
 /** Smartlead event (upper-cased) → canonical type. The second group are older names still sent. */
@@ -90,6 +91,8 @@ const Payload = z.object({
   reply_body: text, // deprecated
   preview_text: text, // deprecated
   reply: nested({ subject: text, body: text }), // oldest format
+  ui_master_inbox_link: webUrl,
+  app_url: webUrl,
   // Category
   lead_category: nested({ new_id: id, new_name: text }),
   category: text, // deprecated
@@ -162,6 +165,7 @@ export const parseSmartlead: SequencerParser = guarded('smartlead', (body) => {
         direction,
       },
       leadCategory: categoryName ? { id: p.lead_category?.new_id ?? p.lead_category_id ?? null, name: categoryName } : null,
+      inboxUrl: p.ui_master_inbox_link ?? p.app_url ?? null,
       sequencerIds: ids({
         leadId: p.sl_email_lead_id ?? p.lead_id ?? p.lead?.id,
         leadMapId: p.sl_email_lead_map_id,

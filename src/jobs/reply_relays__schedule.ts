@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseInbound } from '../connectors/sequencers/index.js';
+import { sql, type Sql } from '../db/sql.js';
+import { isRelayedReply } from '../domain/reply-relay.js';
+import { addJobsSql } from './enqueue.js';
+import { queueRelaySendSql } from './relay_executions__send.js';
+import { RelayStore } from './relay-store.js';
+import { defineTask } from './task.js';
+
+/**
+ * `reply_relays__schedule {requestId}`: for a request of a source bound to a reply relay, reads the
+ * event; a prospect's reply gets its relay execution, due `delayMinutes` after the request arrived, and
+ * that execution's send job, in one statement. Other events end here without a trace. Queued by the
+ * ingress with every request of a relay-bound source, so a slow CRM never delays a relay.
+ *
+ * One email per reply: the execution is keyed by (relay, request), and by (relay, event key): the
+ * sequencer's message id of the reply, or the payload itself, so a sequencer's retry of the same reply
+ * (a new request) gets a `skipped` row naming the first.
+ */
+export const replyRelaysSchedule = defineTask({
+  identifier: 'reply_relays__schedule',
+  payload: z.object({ requestId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
+  defaults: { maxAttempts: 10, jobKey: (payload) => `relay-schedule:${payload.requestId}` },
+  healthCheck: 'destinations_reply_relays',
+  handler(env) {
+    const store = new RelayStore(env.pool);
+    const domain = senderDomain(env.relays?.from);
+    return async ({ requestId }) => {
+      const request = await store.relayedRequest(requestId);
+      if (!request) return;
+      const parsed = parseInbound(request.platform, request.body);
+      if (!parsed.ok || !isRelayedReply(parsed.event.eventType)) return;
+      const replyId = parsed.event.sequencerIds.messageId;
+      const eventKey = createHash('sha256')
+        .update(`${request.sourceId}\n${replyId ? `message:${replyId}` : `body:${request.body}`}`)
+        .digest('hex');
+      const messageId = `<relay-${request.relayId}-${request.requestId}@${domain}>`;
+      // A duplicate committed while the first statement ran is seen by a second one.
+      for (let round = 0; round < 2; round += 1) {
+        const result = await store.schedule({ request, eventKey, messageId, queueSend: queueRelaySendSql });
+        if (result !== 'raced') return;
+      }
+    };
+  },
+});
+
+/** SQL for a CTE that queues this task for each request of `matched` (id, source_id) whose source has a reply relay. */
+export function queueRelaySchedulingSql(matched: Sql): Sql {
+  return sql`SELECT count(*) AS n FROM ${addJobsSql(replyRelaysSchedule, {
+    from: sql`${matched} m JOIN sources s ON s.id = m.source_id WHERE s.reply_relay_id IS NOT NULL`,
+    payload: { requestId: sql`m.id` },
+    jobKey: sql`'relay-schedule:' || m.id`,
+  })}`;
+}
+
+// The Message-ID's right side: the sender's domain, so receiving servers see a name that belongs to it.
+function senderDomain(from: string | undefined): string {
+  const address = from?.match(/<([^>]+)>/)?.[1] ?? from ?? '';
+  return address.split('@')[1]?.trim() || 'pipeline-sync.localhost';
+}
