@@ -112,7 +112,7 @@ function defaultBody(input: RelayEmailInput, view: View): string {
     ...(view.lead.profileUrl && view.lead.email ? [`Profile: ${view.lead.profileUrl}`] : []),
     ...(view.lead.company ? [`Company: ${view.lead.company}`] : []),
     ...(view.campaign.name ? [`Campaign: ${view.campaign.name}`] : []),
-    ...(view.reply.subject ? [`Subject: ${view.reply.subject}`] : []),
+    ...(view.reply.subject ? [`Subject: ${oneLine(view.reply.subject)}`] : []),
     ...(view.inbox.url ? [`Open in ${platform}: ${view.inbox.url}`] : []),
     '',
     `Relayed by Pipeline Sync (reply relay ${input.relay.id}${input.relay.description ? `: ${input.relay.description}` : ''}).`,

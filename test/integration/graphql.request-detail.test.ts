@@ -50,6 +50,7 @@ const DETAIL = `query ($id: BigInt!) { request(id: $id) {
   sync { id status error }
   deliveries { destinationId status httpStatus replayOfDeliveryId }
   pendingDeliveries { destinationId attempt dueAt }
+  relayExecutions { status }
 } }`;
 
 describe('request(id) for support staff', () => {
@@ -81,6 +82,8 @@ describe('request(id) for support staff', () => {
         { destinationId: destinations[1], status: 'error', httpStatus: 500, replayOfDeliveryId: null },
       ]),
       pendingDeliveries: [{ destinationId: destinations[1], attempt: 2, dueAt: expect.any(String) }],
+      // Its source has no reply relay.
+      relayExecutions: [],
     });
     const due = Date.parse((data.request.pendingDeliveries as Array<{ dueAt: string }>)[0]!.dueAt);
     expect(due).toBeGreaterThan(Date.now() + 45 * 60_000);

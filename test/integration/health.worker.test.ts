@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
+import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
 import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
 import { apiFetch } from '../support/openapi.js';
@@ -73,6 +74,30 @@ describe('worker monitoring', () => {
       expect((await ready()).body.checks).toMatchObject({ destinations_activities: 'operational', destinations_forwarding: 'operational' });
     } finally {
       await ctx.db.query(`SELECT graphile_worker_loops.remove_job('forward-lag')`);
+      await stuck.end();
+    }
+  });
+  it("reports reply relays' lag apart, and not a relay waiting for its delay", async () => {
+    const stuck = new pg.Client({ connectionString: ctx.db.url, application_name: WORKER_APPLICATION_NAME });
+    await stuck.connect();
+    try {
+      // A relay due 10 minutes ago and not taken: relays are behind, syncs and forwarding are not.
+      await ctx.db.query(`SELECT graphile_worker.add_job($1, '{"executionId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'relay-lag')`, [
+        relayExecutionsSend.identifier,
+      ]);
+      expect((await ready()).body.checks).toMatchObject({
+        destinations_activities: 'operational',
+        destinations_forwarding: 'operational',
+        destinations_reply_relays: 'outage',
+      });
+
+      // The same relay due in an hour (its delayMinutes): waiting on purpose, not lag.
+      await ctx.db.query(`SELECT graphile_worker.add_job($1, '{"executionId": 1}'::json, run_at => now() + interval '1 hour', job_key => 'relay-lag')`, [
+        relayExecutionsSend.identifier,
+      ]);
+      expect((await ready()).body.checks).toMatchObject({ destinations_reply_relays: 'operational' });
+    } finally {
+      await ctx.db.query(`SELECT graphile_worker.remove_job('relay-lag')`);
       await stuck.end();
     }
   });
