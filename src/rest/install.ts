@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler } from 'express';
+import { WEBHOOKS_NOT_ENABLED } from '../schema/platform-event.js';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../db/prisma.js';
@@ -74,6 +75,7 @@ function requireKey(prisma: PrismaClient, limits: RateLimiters | null): RequestH
 function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
   return async (req, res) => {
     const viewer = res.locals.viewer as ApiKeyViewer;
+    if (route.capability === 'webhooks' && !viewer.capabilities.canUseWebhooks) return sendError(res, 403, WEBHOOKS_NOT_ENABLED);
     // Mutations check the write scope before anything is parsed or looked up (so also for unknown ids).
     if (route.method === 'post' && !viewer.scopes.includes('write')) return sendError(res, 403, 'API key requires the "write" scope');
     let variables: Record<string, unknown>;

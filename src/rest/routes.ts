@@ -23,10 +23,12 @@ export interface Route {
   method?: 'get' | 'post';
   /** The success status: 200 unless said (202 for work the worker does later). */
   status?: 200 | 202;
+  /** An account capability it needs besides API access, checked before the write scope and anything else. */
+  capability?: 'webhooks';
 }
 
 /** How a route differs from a GET under the general limits that answers 200. */
-type RouteOptions = Pick<Route, 'bucket' | 'method' | 'status'>;
+type RouteOptions = Pick<Route, 'bucket' | 'method' | 'status' | 'capability'>;
 
 /** Types one entry against its operation, then erases it into the table. */
 function route<T, V extends Record<string, unknown>>(
@@ -44,6 +46,7 @@ function route<T, V extends Record<string, unknown>>(
     bucket: options.bucket ?? 'general',
     method: options.method ?? 'get',
     status: options.status ?? 200,
+    ...(options.capability ? { capability: options.capability } : {}),
   };
 }
 
@@ -206,6 +209,19 @@ export const ROUTES: Route[] = [
       connectionId: optionalId(req.query, 'connectionId'),
     }),
     (d) => d.syncs,
+  ),
+  route(
+    '/events',
+    ops.EventsDocument,
+    (req) => ({ ...windowParams(req.query), ...pageParams(req.query), type: single(req.query, 'type') }),
+    (d) => d.events,
+    { capability: 'webhooks' },
+  ),
+  route(
+    '/events/:id',
+    ops.EventDocument,
+    (req) => ({ id: req.params.id as string }),
+    (d) => d.event,
   ),
 ];
 

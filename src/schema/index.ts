@@ -17,6 +17,7 @@ import './account-metrics.js';
 import './outreach.js';
 import './sync-retry.js';
 import './delivery-replay.js';
+import './platform-event.js';
 import './relay-execution.js';
 import './request-detail.js';
 
