@@ -59,8 +59,10 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   if (role !== 'api') {
     const pool = new pg.Pool({ connectionString: database.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
     // A dropped connection must not crash the process: log it, and the pool replaces it.
-    pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
-    pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
+    // The error only: pg attaches its whole client (settings, buffers) to an idle connection's error.
+    const brief = (error: Error & { code?: string }) => ({ err: { message: error.message, code: error.code } });
+    pool.on('error', (error) => logger.warn(brief(error), 'idle worker connection failed'));
+    pool.on('connect', (client) => client.on('error', (error) => logger.warn(brief(error), 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
     const crm = { hubspotBaseUrl: config.hubspotBaseUrl, salesforceLoginUrl: config.salesforceLoginUrl, outboundAllowPrivate: config.outboundAllowPrivate };
     const deps = {
