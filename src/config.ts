@@ -55,6 +55,9 @@ export interface RelayConfig {
   retrySchedule: number[];
 }
 
+/** SMTP_FROM's default. */
+export const DEFAULT_SMTP_FROM = 'Pipeline Sync <pipeline-sync@localhost>';
+
 /** The documented relay retry schedule: seven attempts over about ten hours. */
 export const DEFAULT_RELAY_RETRY_SCHEDULE = [60, 300, 900, 3_600, 10_800, 21_600];
 
@@ -227,7 +230,7 @@ const envSchema = z.object({
   FORWARDING_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
   FORWARDING_MAX_IN_FLIGHT: withDefault(integer(1, 5_000), '500'),
   SMTP_URL: optional(z.string().refine((v) => /^smtps?:\/\//.test(v) && URL.canParse(v), { error: 'must be an smtp:// or smtps:// URL' })),
-  SMTP_FROM: withDefault(mailbox, 'Pipeline Sync <pipeline-sync@localhost>'),
+  SMTP_FROM: withDefault(mailbox, DEFAULT_SMTP_FROM),
   REPLY_RELAY_RETRY_SCHEDULE: optional(retrySchedule),
 });
 

@@ -1,14 +1,11 @@
 /**
  * The rules of forwarding an event to a customer's URL (src/jobs/deliveries__send.ts does the I/O):
- * which bindings get an event, what an attempt's answer means, and when a failed attempt is tried again.
- * Pure.
+ * which bindings get an event and what an attempt's answer means (when it is tried again:
+ * retry-schedule.ts). Pure.
  */
 
 /** The most of a destination's answer a delivery keeps (its `error.body`). */
 const MAX_ERROR_BODY_BYTES = 1024;
-
-/** A `Retry-After` longer than this is held to it: a destination cannot park an event for days. */
-export const MAX_RETRY_AFTER_MS = 6 * 3600_000;
 
 /** How one attempt ended: the destination's answer, or why none came. */
 export type AttemptResult =
@@ -59,19 +56,6 @@ export function classifyAttempt(result: AttemptResult): AttemptOutcome {
     retryable,
     ...(retryable && result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
   };
-}
-
-/**
- * How long to wait before trying again after attempt number `failedAttempt` (1 = the first) failed, or
- * null when the schedule is spent. The wait is the schedule's step, jittered by +-20 % (`random` in [0, 1)),
- * and never shorter than the destination's `Retry-After` (held to {@link MAX_RETRY_AFTER_MS}).
- */
-export function retryDelayMs(failedAttempt: number, schedule: readonly number[], retryAfterMs: number | undefined, random: number): number | null {
-  if (failedAttempt < 1 || failedAttempt > schedule.length) return null;
-  const step = schedule[failedAttempt - 1]! * 1000;
-  const jittered = step * (0.8 + 0.4 * random);
-  const asked = retryAfterMs === undefined ? 0 : Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
-  return Math.round(Math.max(jittered, asked));
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 import Mustache from 'mustache';
 import { z } from 'zod';
+import { escapeHtml } from './html.js';
 
 /** What a relay email is made of (the parsed reply, its relay and source). */
 export interface RelayEmailInput {
@@ -131,10 +132,6 @@ function htmlOf(text: string): string {
     .map((line) => escapeHtml(line))
     .join('<br>\n');
   return `<!doctype html>\n<html><body><div style="font-family: sans-serif; white-space: pre-wrap">${body}</div></body></html>\n`;
-}
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 function oneLine(value: string): string {

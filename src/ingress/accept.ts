@@ -86,7 +86,7 @@ export class RequestAcceptor {
 function acceptStatement(input: Sql): Sql {
   return sql`
   WITH matched AS MATERIALIZED (
-    SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, i.body, i.content_type
+    SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, s.reply_relay_id, i.body, i.content_type
       FROM ${input}
       JOIN sources s ON (i.code IS NOT NULL AND s.ingress_code = i.code)
                      OR (i.code IS NULL AND s.legacy_id_1 = i.legacy1 AND s.legacy_id_2 = i.legacy2)
@@ -104,7 +104,7 @@ function acceptStatement(input: Sql): Sql {
     SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded)
   ),
   relays AS (
-    SELECT (${queueRelaySchedulingSql(sql`matched`)}) AS n WHERE EXISTS (SELECT 1 FROM matched m JOIN sources s ON s.id = m.source_id WHERE s.reply_relay_id IS NOT NULL)
+    SELECT (${queueRelaySchedulingSql(sql`matched`)}) AS n WHERE EXISTS (SELECT 1 FROM matched WHERE reply_relay_id IS NOT NULL)
   ),
   touched AS (
     UPDATE sources SET last_event_received_at = now()

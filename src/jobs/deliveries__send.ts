@@ -4,7 +4,8 @@ import { createHttpClient, OutboundError, retryAfterMs, type HttpClient } from '
 import { parseInbound } from '../connectors/sequencers/index.js';
 import { DEFAULT_FORWARDING_RETRY_SCHEDULE, type ForwardingConfig } from '../config.js';
 import { sql, type Sql } from '../db/sql.js';
-import { bindingForwards, classifyAttempt, retryDelayMs, type AttemptResult } from '../domain/forwarding.js';
+import { bindingForwards, classifyAttempt, type AttemptResult } from '../domain/forwarding.js';
+import { retryDelayMs } from '../domain/retry-schedule.js';
 import type { Logger } from '../logger.js';
 import { addJobsSql } from './enqueue.js';
 import { DeliveryStore, type AttemptRecord, type ClaimedAttempt } from './delivery-store.js';

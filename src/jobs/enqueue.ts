@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { z } from 'zod';
 import { join, query, raw, sql, type Sql } from '../db/sql.js';
-import { LANE_SCHEMA } from './lanes.js';
+import { LANE_SCHEMA, laneOf } from './lanes.js';
 import type { TaskDefinition } from './task.js';
 
 /** A job as queued: what its caller may want to know of it. */
@@ -33,7 +33,7 @@ export async function enqueue<S extends z.ZodType>(
   const queueName = options.queueName ?? defaults.queueName?.(checked) ?? null;
   const jobKey = options.jobKey ?? defaults.jobKey?.(checked) ?? null;
   const maxAttempts = options.maxAttempts ?? defaults.maxAttempts ?? null;
-  const schema = raw(LANE_SCHEMA[task.lane ?? 'jobs']);
+  const schema = raw(LANE_SCHEMA[laneOf(task)]);
   const { rows } = await db.withPgClient((client) =>
     query<QueuedJob>(
       client,
@@ -62,7 +62,7 @@ export function addJobsSql<S extends z.ZodType>(
 ): Sql {
   const fields = Object.entries(jobs.payload as Record<string, Sql>).map(([name, value]) => sql`${name}::text, ${value}`);
   const payload = fields.length > 0 ? sql`json_build_object(${join(fields, ', ')})` : sql`'{}'::json`;
-  const schema = raw(LANE_SCHEMA[task.lane ?? 'jobs']);
+  const schema = raw(LANE_SCHEMA[laneOf(task)]);
   return sql`${schema}.add_jobs(ARRAY(
     SELECT ROW(${task.identifier}::text, ${payload}, ${jobs.queueName ?? sql`NULL`}::text, ${jobs.runAt ?? sql`NULL`}::timestamptz,
                ${task.defaults.maxAttempts ?? null}::int, ${jobs.jobKey ?? sql`NULL`}::text, NULL::int, NULL::text[])::${schema}.job_spec

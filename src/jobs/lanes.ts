@@ -9,5 +9,10 @@ export type Lane = 'jobs' | 'loops';
 
 export const LANES: readonly Lane[] = ['jobs', 'loops'];
 
+/** The lane of a task: `jobs` unless it names one. */
+export function laneOf(task: { lane?: Lane | undefined }): Lane {
+  return task.lane ?? 'jobs';
+}
+
 /** The PostgreSQL schema of each lane's graphile-worker tables and functions. */
 export const LANE_SCHEMA: Readonly<Record<Lane, string>> = { jobs: 'graphile_worker', loops: 'graphile_worker_loops' };

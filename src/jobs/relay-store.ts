@@ -64,15 +64,10 @@ export class RelayStore {
   /**
    * Writes the execution of a reply and queues its send job (`queueSend` over the inserted row) in one
    * statement; a reply whose event key the relay already holds (the same payload again) gets a skipped
-   * row naming the first request instead. `scheduled` when this call wrote the execution, `duplicate`
-   * when it wrote a skipped one, `exists` when the request already had its row (the job ran before).
+   * row naming the first request instead. False when it wrote nothing and the request has no row yet:
+   * a duplicate committed while the statement ran, which a second call sees.
    */
-  async schedule(input: {
-    request: RelayedRequest;
-    eventKey: string;
-    messageId: string;
-    queueSend: (inserted: Sql) => Sql;
-  }): Promise<'scheduled' | 'duplicate' | 'exists' | 'raced'> {
+  async schedule(input: { request: RelayedRequest; eventKey: string; messageId: string; queueSend: (inserted: Sql) => Sql }): Promise<boolean> {
     const { request, eventKey, messageId } = input;
     const values = sql`${request.relayId}::int, ${request.requestId}::bigint, ${request.accountId}::int, ${request.connectionId}::int`;
     const { rows } = await query<{ scheduled: number; duplicate: number; existing: number }>(
@@ -102,10 +97,8 @@ export class RelayStore {
              (SELECT count(*) FROM queued) AS queued`,
     );
     const row = rows[0]!;
-    if (row.scheduled > 0) return 'scheduled';
-    if (row.duplicate > 0) return 'duplicate';
-    // Neither: the request had its row already, or a duplicate committed while this statement ran.
-    return row.existing > 0 ? 'exists' : 'raced';
+    // The request had its row already when the job ran before.
+    return row.scheduled + row.duplicate + row.existing > 0;
   }
 
   async execution(executionId: number): Promise<ExecutionToSend | undefined> {

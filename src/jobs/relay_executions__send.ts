@@ -1,10 +1,10 @@
 import type { JobHelpers } from 'graphile-worker';
 import { z } from 'zod';
-import { DEFAULT_RELAY_RETRY_SCHEDULE } from '../config.js';
+import { DEFAULT_RELAY_RETRY_SCHEDULE, DEFAULT_SMTP_FROM } from '../config.js';
 import { createMailer, type Mailer } from '../connectors/smtp/mailer.js';
 import { parseInbound } from '../connectors/sequencers/index.js';
 import { sql, type Sql } from '../db/sql.js';
-import { retryDelayMs } from '../domain/forwarding.js';
+import { retryDelayMs } from '../domain/retry-schedule.js';
 import { relayEmail } from '../domain/relay-email.js';
 import { allowlistDecision, currentCategory } from '../domain/reply-relay.js';
 import { classifySmtpFailure } from '../domain/smtp-failure.js';
@@ -30,7 +30,7 @@ export const relayExecutionsSend = defineTask({
     const store = new RelayStore(env.pool);
     const mailer = createMailer(env.relays?.smtpUrl);
     const settings = {
-      from: env.relays?.from ?? 'Pipeline Sync <pipeline-sync@localhost>',
+      from: env.relays?.from ?? DEFAULT_SMTP_FROM,
       schedule: env.relays?.retrySchedule ?? DEFAULT_RELAY_RETRY_SCHEDULE,
     };
     return async ({ executionId }, helpers) => {

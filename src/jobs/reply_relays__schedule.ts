@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { DEFAULT_SMTP_FROM } from '../config.js';
 import { parseInbound } from '../connectors/sequencers/index.js';
 import { sql, type Sql } from '../db/sql.js';
 import { isRelayedReply } from '../domain/reply-relay.js';
@@ -25,7 +26,7 @@ export const replyRelaysSchedule = defineTask({
   healthCheck: 'destinations_reply_relays',
   handler(env) {
     const store = new RelayStore(env.pool);
-    const domain = senderDomain(env.relays?.from);
+    const domain = senderDomain(env.relays?.from ?? DEFAULT_SMTP_FROM);
     return async ({ requestId }) => {
       const request = await store.relayedRequest(requestId);
       if (!request) return;
@@ -38,24 +39,23 @@ export const replyRelaysSchedule = defineTask({
       const messageId = `<relay-${request.relayId}-${request.requestId}@${domain}>`;
       // A duplicate committed while the first statement ran is seen by a second one.
       for (let round = 0; round < 2; round += 1) {
-        const result = await store.schedule({ request, eventKey, messageId, queueSend: queueRelaySendSql });
-        if (result !== 'raced') return;
+        if (await store.schedule({ request, eventKey, messageId, queueSend: queueRelaySendSql })) return;
       }
     };
   },
 });
 
-/** SQL for a CTE that queues this task for each request of `matched` (id, source_id) whose source has a reply relay. */
+/** SQL for a CTE that queues this task for each request of `matched` (id, reply_relay_id: its source's) that has a reply relay. */
 export function queueRelaySchedulingSql(matched: Sql): Sql {
   return sql`SELECT count(*) AS n FROM ${addJobsSql(replyRelaysSchedule, {
-    from: sql`${matched} m JOIN sources s ON s.id = m.source_id WHERE s.reply_relay_id IS NOT NULL`,
+    from: sql`${matched} m WHERE m.reply_relay_id IS NOT NULL`,
     payload: { requestId: sql`m.id` },
     jobKey: sql`'relay-schedule:' || m.id`,
   })}`;
 }
 
 // The Message-ID's right side: the sender's domain, so receiving servers see a name that belongs to it.
-function senderDomain(from: string | undefined): string {
-  const address = from?.match(/<([^>]+)>/)?.[1] ?? from ?? '';
-  return address.split('@')[1]?.trim() || 'pipeline-sync.localhost';
+function senderDomain(from: string): string {
+  const address = from.match(/<([^>]+)>/)?.[1] ?? from;
+  return address.split('@')[1]!.trim();
 }

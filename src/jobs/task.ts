@@ -5,7 +5,7 @@ import type { ForwardingConfig, RelayConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
 import { query, raw, sql } from '../db/sql.js';
-import { LANE_SCHEMA, type Lane } from './lanes.js';
+import { LANE_SCHEMA, laneOf, type Lane } from './lanes.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -87,14 +87,14 @@ export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): Cata
   return {
     identifier: task.identifier,
     ...(task.healthCheck ? { healthCheck: task.healthCheck } : {}),
-    lane: task.lane ?? 'jobs',
+    lane: laneOf(task),
     build(env) {
       const handler = task.handler(env);
       return async (payload, helpers) => {
         const parsed = task.payload.safeParse(payload);
         if (parsed.success) return handler(parsed.data, helpers);
         await helpers.withPgClient((client) =>
-          query(client, sql`UPDATE ${raw(LANE_SCHEMA[task.lane ?? 'jobs'])}._private_jobs SET max_attempts = attempts WHERE id = ${helpers.job.id}::bigint`),
+          query(client, sql`UPDATE ${raw(LANE_SCHEMA[laneOf(task)])}._private_jobs SET max_attempts = attempts WHERE id = ${helpers.job.id}::bigint`),
         );
         // graphile-worker reads its own copy to log the attempt ("1 of 1") and to announce job:failed.
         helpers.job.max_attempts = helpers.job.attempts;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bindingForwards, classifyAttempt, MAX_RETRY_AFTER_MS, responseExcerpt, retryDelayMs } from '../../src/domain/forwarding.js';
+import { bindingForwards, classifyAttempt, responseExcerpt } from '../../src/domain/forwarding.js';
+import { MAX_RETRY_AFTER_MS, retryDelayMs } from '../../src/domain/retry-schedule.js';
 
 const answer = (status: number, body = '', retryAfterMs?: number) => ({ kind: 'answer' as const, status, body: Buffer.from(body), retryAfterMs });
 

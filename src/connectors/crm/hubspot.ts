@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { escapeHtml } from '../../domain/html.js';
 import { Batcher } from '../../db/batcher.js';
 import { eventTraits } from '../../domain/event-types.js';
 import { companyDomainOf } from '../../domain/company-domain.js';
@@ -420,10 +421,6 @@ function noteBody(event: CrmEvent): string {
   if (event.text) lines.push('', event.text);
   // hs_note_body is rich text.
   return lines.map(escapeHtml).join('<br>');
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 // ---------------------------------------------------------------------------------------------
