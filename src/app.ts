@@ -48,6 +48,8 @@ export function makeApp(deps: AppDeps): Express {
     queryTimeoutMs: deps.config.queryTimeoutMs,
     ingressUrl: deps.config.ingressUrl,
     cursorKey: deriveKey(deps.encryptionKey, 'cursor'),
+    encryptionKey: deps.encryptionKey,
+    outboundAllowPrivate: deps.config.outboundAllowPrivate,
   };
   installRest(app, { config: deps.config, logger: deps.logger, shared, rateLimits: deps.rateLimits });
   installGraphql(app, { logger: deps.logger, supportTokens: deps.config.supportTokens, shared });

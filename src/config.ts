@@ -33,6 +33,7 @@ export interface Config {
   instantlyBaseUrl: string;
   forwarding: ForwardingConfig;
   relays: RelayConfig;
+  webhooks: WebhookConfig;
 }
 
 /** How events are forwarded to customer URLs (src/jobs/deliveries__send.ts). */
@@ -54,6 +55,19 @@ export interface RelayConfig {
   /** Seconds to wait before each retry of a transient SMTP failure: attempts = retries + 1. */
   retrySchedule: number[];
 }
+
+/** How platform events reach webhook endpoints (src/jobs/webhook_deliveries__send.ts). */
+export interface WebhookConfig {
+  /** Seconds to wait before each retry of a failed attempt: attempts = retries + 1. */
+  retrySchedule: number[];
+  /** Endpoints one worker process sends to at once (each one's sending loop holds a slot of the webhooks lane). */
+  concurrency: number;
+  /** Requests in flight to one endpoint at once. */
+  maxInFlight: number;
+}
+
+/** Svix's schedule: after the immediate first attempt, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (eight attempts over about a day). */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
 
 /** SMTP_FROM's default. */
 export const DEFAULT_SMTP_FROM = 'Pipeline Sync <pipeline-sync@localhost>';
@@ -118,6 +132,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxInFlight: e.FORWARDING_MAX_IN_FLIGHT,
     },
     relays: { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM, retrySchedule: e.REPLY_RELAY_RETRY_SCHEDULE ?? DEFAULT_RELAY_RETRY_SCHEDULE },
+    webhooks: {
+      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      maxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
+    },
   };
 }
 
@@ -232,6 +251,9 @@ const envSchema = z.object({
   SMTP_URL: optional(z.string().refine((v) => /^smtps?:\/\//.test(v) && URL.canParse(v), { error: 'must be an smtp:// or smtps:// URL' })),
   SMTP_FROM: withDefault(mailbox, DEFAULT_SMTP_FROM),
   REPLY_RELAY_RETRY_SCHEDULE: optional(retrySchedule),
+  WEBHOOK_RETRY_SCHEDULE: optional(retrySchedule),
+  WEBHOOK_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
+  WEBHOOK_MAX_IN_FLIGHT: withDefault(integer(1, 1_000), '32'),
 });
 
 function isSet(value: string | undefined): boolean {

@@ -70,6 +70,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       outboundAllowPrivate: config.outboundAllowPrivate,
       forwarding: config.forwarding,
       relays: config.relays,
+      webhooks: config.webhooks,
       encryptionKey: database.encryptionKey,
     };
     const runner = await startWorker(pool, logger, deps, settings);

@@ -39,7 +39,7 @@ export const WORKER_SETTINGS: WorkerSettings = workerSettings(128);
  */
 export const workerPoolSize = (settings: WorkerSettings): number => Math.min(settings.concurrency, 8) + 8;
 
-/** A running worker: both its runners, stopped together. */
+/** A running worker: its runners, stopped together. */
 export interface WorkerHandle {
   stop(): Promise<void>;
 }
@@ -47,7 +47,7 @@ export interface WorkerHandle {
 /**
  * Starts the worker on `pool` (installing or upgrading graphile-worker's schema first): one runner per
  * lane of the job catalog (`jobs` with `settings.concurrency` slots and a local queue; `loops` with
- * FORWARDING_CONCURRENCY slots), and the heartbeat that lets other processes take over the jobs of a
+ * FORWARDING_CONCURRENCY slots; `webhooks` with WEBHOOK_CONCURRENCY slots), and the heartbeat that lets other processes take over the jobs of a
  * worker that died. Signals are ours to handle: main.ts stops the worker in order during shutdown.
  */
 export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<WorkerHandle> {
@@ -87,16 +87,23 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
     concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,
     preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...completion } },
   });
+  const webhooks = await run({
+    ...common,
+    schema: LANE_SCHEMA.webhooks,
+    taskList: createTaskList(env, 'webhooks'),
+    concurrency: deps.webhooks?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,
+    preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...completion } },
+  });
   sweeper.start();
   return {
     async stop() {
-      await Promise.all([jobs.stop(), loops.stop()]);
+      await Promise.all([jobs.stop(), loops.stop(), webhooks.stop()]);
       await sweeper.stop();
     },
   };
 }
 
-/** FORWARDING_CONCURRENCY's default. */
+/** FORWARDING_CONCURRENCY's and WEBHOOK_CONCURRENCY's default. */
 const DEFAULT_LOOP_CONCURRENCY = 64;
 /** Loop jobs one fetch of the loops runner takes. */
 const LOOP_LOCAL_QUEUE = 8;

@@ -4,6 +4,7 @@ import { deliveriesSend } from './deliveries__send.js';
 import { relayExecutionsSend } from './relay_executions__send.js';
 import { replyRelaysSchedule } from './reply_relays__schedule.js';
 import { syncsRun } from './syncs__run.js';
+import { webhookDeliveriesSend } from './webhook_deliveries__send.js';
 import type { Lane } from './lanes.js';
 import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js';
 
@@ -16,6 +17,7 @@ export const CATALOG: readonly CatalogEntry[] = [
   catalogEntry(deliveriesSend),
   catalogEntry(replyRelaysSchedule),
   catalogEntry(relayExecutionsSend),
+  catalogEntry(webhookDeliveriesSend),
 ];
 
 /** graphile-worker's task list of one lane (one runner) of a worker process. */

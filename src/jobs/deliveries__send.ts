@@ -1,6 +1,7 @@
 import type { JobHelpers } from 'graphile-worker';
 import { z } from 'zod';
 import { createHttpClient, OutboundError, retryAfterMs, type HttpClient } from '../connectors/http/client.js';
+import { ClientsByTarget } from '../connectors/http/clients-by-target.js';
 import { parseInbound } from '../connectors/sequencers/index.js';
 import { DEFAULT_FORWARDING_RETRY_SCHEDULE, type ForwardingConfig } from '../config.js';
 import { sql, type Sql } from '../db/sql.js';
@@ -9,14 +10,11 @@ import { retryDelayMs } from '../domain/retry-schedule.js';
 import type { Logger } from '../logger.js';
 import { addJobsSql } from './enqueue.js';
 import { DeliveryStore, type AttemptRecord, type ClaimedAttempt } from './delivery-store.js';
+import { drainOutbox } from './outbox-loop.js';
 import { defineTask } from './task.js';
 
 /** Each attempt's deadline: connect, send and the whole answer. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
-/** How often a loop with attempts in flight looks for newly due ones. */
-const POLL_MS = 50;
-/** The least time between two claims of one loop. */
-const CLAIM_EVERY_MS = 10;
 /** Bytes of bodies in flight to one destination at once (bodies reach 1 MB). */
 const MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
 const USER_AGENT = 'pipeline-sync-service/0.1 (forwarding; +https://github.com/pipeline-sync-service)';
@@ -41,7 +39,7 @@ export const deliveriesSend = defineTask({
     const { attemptTimeoutMs = ATTEMPT_TIMEOUT_MS, ...forwarding } = env.forwarding ?? {};
     const settings = { ...defaultForwarding, ...forwarding };
     // One store per worker process, shared by its loops; connections of their own per destination.
-    const clients = new ClientsByDestination(() =>
+    const clients = new ClientsByTarget(() =>
       createHttpClient({
         allowPrivate: env.outboundAllowPrivate,
         userAgent: USER_AGENT,
@@ -134,62 +132,21 @@ interface Loop {
 }
 
 /**
- * Keeps up to `maxInFlight` attempts in flight (and their bodies under {@link MAX_IN_FLIGHT_BYTES}),
- * claiming more as answers come and polling for new ones, until nothing is due and nothing is in
- * flight. On shutdown it claims no more and waits for what is in flight (each attempt ends within its
- * timeout); an attempt not recorded stays pending and is sent again later, with the same event id.
+ * Sends the destination's due attempts through the shared outbox loop (src/jobs/outbox-loop.ts), with
+ * their bodies under {@link MAX_IN_FLIGHT_BYTES}; an attempt not recorded stays pending and is sent
+ * again later, with the same event id.
  */
-async function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): Promise<void> {
-  const inFlight = new Map<string, { bytes: number; done: Promise<void> }>();
-  let inFlightBytes = 0;
-  let failure: Error | undefined;
-  let wake: () => void = () => {};
-  const changed = () => new Promise<void>((resolve) => (wake = resolve));
-
-  // A claim reads past the attempts in flight: claim in batches (when a tenth of the room is free, or
-  // nothing is in flight) and at most every CLAIM_EVERY_MS, not once per answer.
-  const batch = Math.max(1, Math.ceil(loop.settings.maxInFlight / 10));
-  let lastClaim = 0;
-  for (;;) {
-    if (helpers.abortSignal.aborted || failure !== undefined) break;
-    const room = loop.settings.maxInFlight - inFlight.size;
-    const wait = lastClaim + CLAIM_EVERY_MS - Date.now();
-    if (inFlight.size > 0 && room < batch) {
-      await Promise.race([changed(), delay(POLL_MS)]);
-      continue;
-    }
-    if (inFlight.size > 0 && wait > 0) {
-      await delay(wait);
-      continue;
-    }
-    let claimed: ClaimedAttempt[] = [];
-    if (room > 0 && inFlightBytes < MAX_IN_FLIGHT_BYTES) {
-      lastClaim = Date.now();
-      claimed = await loop.store.claim(destinationId, [...inFlight.keys()], room);
-      for (const attempt of claimed) {
-        const bytes = Buffer.byteLength(attempt.body);
-        inFlightBytes += bytes;
-        const done = send(destinationId, attempt, loop)
-          .then((record) => loop.store.record(record))
-          .catch((error: unknown) => {
-            failure ??= error instanceof Error ? error : new Error(String(error));
-          })
-          .finally(() => {
-            inFlight.delete(attempt.id);
-            inFlightBytes -= bytes;
-            wake();
-          });
-        inFlight.set(attempt.id, { bytes, done });
-      }
-    }
-    if (inFlight.size === 0 && claimed.length === 0) break;
-    // A full claim may leave more due now; otherwise wait for an answer, or poll for new attempts.
-    if (claimed.length === room && claimed.length > 0) continue;
-    await Promise.race([changed(), delay(POLL_MS)]);
-  }
-  await Promise.all([...inFlight.values()].map((f) => f.done));
-  // The job fails (graphile-worker runs it again later): the attempts not recorded are still pending.
-  if (failure !== undefined) throw failure;
+function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): Promise<void> {
+  return drainOutbox<ClaimedAttempt>(
+    {
+      claim: (holding, limit) => loop.store.claim(destinationId, holding, limit),
+      deliver: (attempt) => send(destinationId, attempt, loop).then((record) => loop.store.record(record)),
+      maxInFlight: loop.settings.maxInFlight,
+      sizeOf: (attempt) => Buffer.byteLength(attempt.body),
+      maxInFlightBytes: MAX_IN_FLIGHT_BYTES,
+    },
+    helpers.abortSignal,
+  );
 }
 
 /** One attempt: never throws for the destination's sake; its record says what happened. */
@@ -249,44 +206,4 @@ async function post(attempt: ClaimedAttempt, eventType: string, http: HttpClient
     if (error instanceof OutboundError) return { kind: 'failure', code: error.code, message: error.message };
     throw error;
   }
-}
-
-/**
- * An HTTP client per destination, so each has connections of its own: sockets are pooled per origin,
- * and two destinations on one host (two hooks of one automation platform) must not share a pool that
- * one of them, hanging, fills. A client idle for a minute is closed.
- */
-class ClientsByDestination {
-  private readonly clients = new Map<number, { client: HttpClient; users: number; idle?: NodeJS.Timeout }>();
-
-  constructor(private readonly make: () => HttpClient) {}
-
-  acquire(destinationId: number): HttpClient {
-    let entry = this.clients.get(destinationId);
-    if (!entry) {
-      entry = { client: this.make(), users: 0 };
-      this.clients.set(destinationId, entry);
-    }
-    clearTimeout(entry.idle);
-    entry.users += 1;
-    return entry.client;
-  }
-
-  release(destinationId: number): void {
-    const entry = this.clients.get(destinationId);
-    if (!entry) return;
-    entry.users -= 1;
-    if (entry.users > 0) return;
-    entry.idle = setTimeout(() => {
-      entry.client.close();
-      this.clients.delete(destinationId);
-    }, CLIENT_IDLE_MS);
-    entry.idle.unref();
-  }
-}
-
-const CLIENT_IDLE_MS = 60_000;
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -2,13 +2,15 @@ import type pg from 'pg';
 import { applyOutcomes, pipelineKey, type PipelineHealthState, type PipelineRef, type SyncResult } from '../domain/pipeline-health.js';
 import { randomToken } from '../domain/secrets.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
+import { fanOutSql, queueWebhookSendingSql } from './webhook_deliveries__send.js';
 
 /**
  * Moves the health of the pipelines behind a batch of recorded sync outcomes, inside the caller's
  * transaction: their `pipeline_health` rows are locked, or created if new (in one order, so batches of
  * several worker processes wait for each other instead of deadlocking), the outcomes are applied in the
  * order given with the pure rule of src/domain/pipeline-health.ts, and each pipeline's new state is
- * written with the platform event of every transition.
+ * written with the platform event of every transition, each event with its deliveries to the account's
+ * webhook endpoints and their sending loops: a committed outcome never loses its announcement.
  */
 export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: readonly { pipeline: PipelineRef; result: SyncResult }[]): Promise<void> {
   if (outcomes.length === 0) return;
@@ -54,9 +56,15 @@ export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: re
                  changed_at = CASE WHEN u.changed THEN now() ELSE h.changed_at END
             FROM ${health}
            WHERE h.source_id = u.source_id AND h.connection_id = u.connection_id
-        )
-        INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
-        SELECT public_id, account_id, type, summary, data, connection_id, source_id FROM ${events}`,
+        ),
+        emitted AS (
+          INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
+          SELECT public_id, account_id, type, summary, data, connection_id, source_id FROM ${events}
+          RETURNING id, account_id, type
+        ),
+        fanned AS (${fanOutSql(sql`emitted`)}),
+        sending AS (SELECT (${queueWebhookSendingSql(sql`fanned`)}) AS n WHERE EXISTS (SELECT 1 FROM fanned))
+        SELECT (SELECT count(*) FROM emitted) AS emitted, (SELECT n FROM sending) AS sending`,
   );
 }
 

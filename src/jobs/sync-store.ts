@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { Batcher } from '../db/batcher.js';
+import { withTransaction } from '../db/transaction.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
@@ -105,7 +106,7 @@ export class SyncStore {
   }
 
   private async renewUnderLock(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
-    await this.transaction(async (client) => {
+    await withTransaction(this.pool, async (client) => {
       const { rows } = await query<{ sealed: string | null }>(
         client,
         sql`SELECT credentials_encrypted AS sealed FROM connections WHERE id = ${connectionId} FOR UPDATE`,
@@ -182,7 +183,7 @@ export class SyncStore {
 
   // The outcomes, then the health of the pipelines whose outcome this batch recorded (one transaction).
   private async finishMany(items: Finish[]): Promise<void[]> {
-    await this.transaction(async (client) => {
+    await withTransaction(this.pool, async (client) => {
       const outcomes = rows(
         'i',
         { id: 'bigint', status: 'text', error: 'jsonb', retry: 'boolean', state: 'jsonb', readable: 'boolean' },
@@ -208,21 +209,6 @@ export class SyncStore {
       );
     });
     return items.map(() => undefined);
-  }
-
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }
 

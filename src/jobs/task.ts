@@ -1,7 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type pg from 'pg';
 import type { z } from 'zod';
-import type { ForwardingConfig, RelayConfig } from '../config.js';
+import type { ForwardingConfig, RelayConfig, WebhookConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
 import { query, raw, sql } from '../db/sql.js';
@@ -51,6 +51,8 @@ export interface JobDeps {
   forwarding?: Partial<ForwardingConfig> & { attemptTimeoutMs?: number };
   /** Reply relay settings (SMTP_URL, SMTP_FROM, REPLY_RELAY_RETRY_SCHEDULE); without them, no SMTP and the documented schedule. */
   relays?: Partial<RelayConfig>;
+  /** Platform webhook settings (WEBHOOK_*); the documented defaults where absent. `attemptTimeoutMs` (15 s) is for tests. */
+  webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
   /** Opens and seals connection credentials. */
   encryptionKey: Buffer;
   /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */

@@ -1,5 +1,5 @@
 import express, { type Express, type RequestHandler } from 'express';
-import { WEBHOOKS_NOT_ENABLED } from '../schema/platform-event.js';
+import { ACCOUNT_KEY_REQUIRED, WEBHOOK_WRITE_REQUIRED, WEBHOOKS_NOT_ENABLED } from '../schema/webhook-access.js';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../db/prisma.js';
@@ -41,9 +41,10 @@ export function installRest(app: Express, deps: RestDeps): void {
   installOpenApi(router, perIpMiddleware(limits));
   const generalGuard = requireKey(deps.shared.prisma, limits);
   const outreachGuard = requireKey(deps.shared.prisma, null);
+  const jsonParser = express.json({ limit: '64kb' });
   for (const route of ROUTES) {
     const guards = route.bucket === 'outreach' ? [outreachGuard, limits.outreach] : [generalGuard, limits.perAccount];
-    router[route.method ?? 'get'](route.path, ...guards, handle(route, env, deps));
+    router[route.method ?? 'get'](route.path, ...guards, access(route), ...(route.body ? [jsonParser] : []), handle(route, env, deps));
   }
   app.use(API_PREFIX, router);
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openApiDocument, { customSiteTitle: 'Pipeline Sync Service API v1' }));
@@ -72,17 +73,31 @@ function requireKey(prisma: PrismaClient, limits: RateLimiters | null): RequestH
   };
 }
 
+/**
+ * What the key may do on this route, in the spec's order, before a body is read or anything looked up
+ * (so also for unknown ids): an account-scoped key where one is required, the account's capability,
+ * then the write scope for mutations.
+ */
+function access(route: Route): RequestHandler {
+  return (_req, res, next) => {
+    const viewer = res.locals.viewer as ApiKeyViewer;
+    if (route.accountKeyOnly && viewer.connectionScope !== 'account') return sendError(res, 403, ACCOUNT_KEY_REQUIRED);
+    if (route.capability === 'webhooks' && !viewer.capabilities.canUseWebhooks) return sendError(res, 403, WEBHOOKS_NOT_ENABLED);
+    if (route.method !== 'get' && !viewer.scopes.includes('write')) {
+      return sendError(res, 403, route.capability === 'webhooks' ? WEBHOOK_WRITE_REQUIRED : 'API key requires the "write" scope');
+    }
+    next();
+  };
+}
+
 function handle(route: Route, env: RouteEnv, deps: RestDeps): RequestHandler {
   return async (req, res) => {
     const viewer = res.locals.viewer as ApiKeyViewer;
-    if (route.capability === 'webhooks' && !viewer.capabilities.canUseWebhooks) return sendError(res, 403, WEBHOOKS_NOT_ENABLED);
-    // Mutations check the write scope before anything is parsed or looked up (so also for unknown ids).
-    if (route.method === 'post' && !viewer.scopes.includes('write')) return sendError(res, 403, 'API key requires the "write" scope');
     let variables: Record<string, unknown>;
     try {
       variables = route.variables(req, env);
     } catch (error) {
-      if (error instanceof RestError) return sendError(res, error.status, error.message);
+      if (error instanceof RestError) return sendError(res, error.status, error.messages ?? error.message);
       throw error;
     }
     const context: Context = { ...deps.shared, viewer };

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { z } from 'zod';
 import { excerpt } from '../domain/excerpt.js';
 import { checkLimit } from '../domain/window.js';
 
@@ -7,6 +8,8 @@ export class RestError extends Error {
   constructor(
     readonly status: 400 | 404,
     message: string,
+    /** Several validation problems: the spec's 400 may carry an array of messages. */
+    readonly messages?: string[],
   ) {
     super(message);
   }
@@ -71,4 +74,48 @@ export function pageParams(query: Query): { cursor: string | undefined; limit: n
   const checked = checkLimit(single(query, 'limit'));
   if (!checked.ok) throw new RestError(400, checked.problems[0] as string);
   return { cursor: single(query, 'cursor') || undefined, limit: checked.value };
+}
+
+/** A path id with a public prefix (`svcwh_`, `svcwhd_`); anything else cannot name a resource, so it is a 404. */
+export function publicPathId(value: string | undefined, prefix: string, notFound: (raw: string) => string): string {
+  const raw = value ?? '';
+  if (!raw.startsWith(prefix) || !/^[A-Za-z0-9_]{1,80}$/.test(raw)) throw new RestError(404, notFound(excerpt(raw, 64)));
+  return raw;
+}
+
+/**
+ * The JSON body, checked against `schema`: every problem in one 400, named by field (`url is required`,
+ * `isActive must be a boolean`, `unknown field x`), never the values sent.
+ */
+export function jsonBody<S extends z.ZodType>(req: Request, schema: S): z.output<S> {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) throw new RestError(400, 'Request body must be JSON (Content-Type: application/json)');
+  const parsed = schema.safeParse(req.body ?? {});
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => describeIssue(issue, req.body));
+  throw new RestError(400, problems.join('; '), problems);
+}
+
+function describeIssue(issue: z.core.$ZodIssue, body: unknown): string {
+  const field = issue.path.map(String).join('.') || 'body';
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.path.length > 0 && !isPresent(body, issue.path)) return `${field} is required`;
+      return `${field} must be ${issue.expected === 'array' ? 'an array' : issue.expected === 'object' ? 'a JSON object' : `a ${issue.expected}`}`;
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => excerpt(k, 64)).join(', ')}`;
+    case 'too_big':
+      return `${field} must have at most ${issue.maximum} ${issue.origin === 'string' ? 'characters' : 'items'}`;
+    default:
+      return `${field}: ${issue.message}`;
+  }
+}
+
+function isPresent(value: unknown, path: readonly PropertyKey[]): boolean {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null || !(key in current)) return false;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current !== undefined;
 }

@@ -2,7 +2,9 @@ import type { Request } from 'express';
 import type { RateBucket } from './rate-limit.js';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import * as ops from '../generated/graphql/graphql.js';
-import { optionalEnum, optionalId, pageParams, pathId, repeated, single, windowParams } from './params.js';
+import { z } from 'zod';
+import { MAX_ENABLED_EVENTS, MAX_ENDPOINT_DESCRIPTION_LENGTH } from '../domain/webhook-endpoint.js';
+import { jsonBody, optionalEnum, optionalId, pageParams, pathId, publicPathId, repeated, single, windowParams } from './params.js';
 
 /** What a route's builders may read besides the request. */
 export interface RouteEnv {
@@ -19,16 +21,20 @@ export interface Route {
   shape: (data: unknown, env: RouteEnv) => unknown;
   /** The rate limits it is under; `general` unless said. */
   bucket?: RateBucket;
-  /** GET unless said; a POST is a mutation and needs the write scope, checked before anything else. */
-  method?: 'get' | 'post';
-  /** The success status: 200 unless said (202 for work the worker does later). */
-  status?: 200 | 202;
+  /** GET unless said; any other method is a mutation and needs the write scope, checked before anything else. */
+  method?: 'get' | 'post' | 'patch' | 'delete';
+  /** The success status: 200 unless said (201 for a creation, 202 for work the worker does later). */
+  status?: 200 | 201 | 202;
   /** An account capability it needs besides API access, checked before the write scope and anything else. */
   capability?: 'webhooks';
+  /** Connection-scoped keys get a 403 (checked first of all). */
+  accountKeyOnly?: boolean;
+  /** Whether it reads a JSON body (parsed after the access checks, at most 64 KB). */
+  body?: boolean;
 }
 
 /** How a route differs from a GET under the general limits that answers 200. */
-type RouteOptions = Pick<Route, 'bucket' | 'method' | 'status' | 'capability'>;
+type RouteOptions = Pick<Route, 'bucket' | 'method' | 'status' | 'capability' | 'accountKeyOnly' | 'body'>;
 
 /** Types one entry against its operation, then erases it into the table. */
 function route<T, V extends Record<string, unknown>>(
@@ -47,6 +53,8 @@ function route<T, V extends Record<string, unknown>>(
     method: options.method ?? 'get',
     status: options.status ?? 200,
     ...(options.capability ? { capability: options.capability } : {}),
+    ...(options.accountKeyOnly ? { accountKeyOnly: true } : {}),
+    ...(options.body ? { body: true } : {}),
   };
 }
 
@@ -55,6 +63,19 @@ const syncStatuses = ['success', 'warning', 'error'] as const;
 const deliveryStatuses = ['success', 'error'] as const;
 const destinationNotFound = (id: string) => `Destination ${id} not found`;
 const sourceNotFound = (id: string) => `Source ${id} not found`;
+const endpointId = (req: Request) => publicPathId(req.params.id as string, 'svcwh_', (id) => `Webhook endpoint ${id} not found`);
+/** /webhooks*: account-scoped keys of accounts with the webhooks capability only. */
+const WEBHOOKS = { capability: 'webhooks', accountKeyOnly: true } as const;
+const endpointFields = {
+  url: z.string(),
+  description: z.string().max(MAX_ENDPOINT_DESCRIPTION_LENGTH).optional(),
+  enabledEvents: z.array(z.string()).max(MAX_ENABLED_EVENTS).optional(),
+  isActive: z.boolean().optional(),
+};
+const createEndpointBody = z.strictObject(endpointFields);
+const updateEndpointBody = z
+  .strictObject({ ...endpointFields, url: endpointFields.url.optional() })
+  .refine((body) => Object.keys(body).length > 0, { error: 'give at least one of url, description, enabledEvents, isActive' });
 
 /**
  * /api/v1/<path>, in match order (fixed paths before `:id` siblings). Every route needs an API key;
@@ -217,11 +238,84 @@ export const ROUTES: Route[] = [
     (d) => d.events,
     { capability: 'webhooks' },
   ),
+  route('/webhooks', ops.WebhookEndpointsDocument, none, (d) => ({ webhooks: d.webhookEndpoints }), WEBHOOKS),
+  route(
+    '/webhooks',
+    ops.CreateWebhookEndpointDocument,
+    (req) => ({ input: jsonBody(req, createEndpointBody) }),
+    (d) => ({ ...d.createWebhookEndpoint.endpoint, secret: d.createWebhookEndpoint.secret }),
+    { ...WEBHOOKS, method: 'post', status: 201, body: true },
+  ),
+  route(
+    '/webhooks/:id',
+    ops.WebhookEndpointDocument,
+    (req) => ({ id: endpointId(req) }),
+    (d) => d.webhookEndpoint,
+    WEBHOOKS,
+  ),
+  route(
+    '/webhooks/:id',
+    ops.UpdateWebhookEndpointDocument,
+    (req) => ({ id: endpointId(req), input: jsonBody(req, updateEndpointBody) }),
+    (d) => d.updateWebhookEndpoint,
+    { ...WEBHOOKS, method: 'patch', body: true },
+  ),
+  route(
+    '/webhooks/:id',
+    ops.DeleteWebhookEndpointDocument,
+    (req) => ({ id: endpointId(req) }),
+    (d) => d.deleteWebhookEndpoint,
+    {
+      ...WEBHOOKS,
+      method: 'delete',
+    },
+  ),
+  route(
+    '/webhooks/:id/rotate-secret',
+    ops.RotateWebhookSecretDocument,
+    (req) => ({ id: endpointId(req) }),
+    (d) => ({ ...d.rotateWebhookSecret.endpoint, secret: d.rotateWebhookSecret.secret }),
+    { ...WEBHOOKS, method: 'post' },
+  ),
+  route(
+    '/webhooks/:id/test',
+    ops.TestWebhookEndpointDocument,
+    (req) => ({ id: endpointId(req) }),
+    (d) => d.testWebhookEndpoint,
+    {
+      ...WEBHOOKS,
+      method: 'post',
+      status: 202,
+    },
+  ),
+  route(
+    '/webhooks/:id/deliveries',
+    ops.WebhookDeliveriesDocument,
+    (req) => ({
+      endpointId: endpointId(req),
+      ...windowParams(req.query),
+      ...pageParams(req.query),
+      status: optionalEnum(req.query, 'status', ['PENDING', 'SUCCEEDED', 'DEAD'] as const),
+    }),
+    (d) => d.webhookDeliveries,
+    WEBHOOKS,
+  ),
+  route(
+    '/webhooks/:id/deliveries/:deliveryId/replay',
+    ops.ReplayWebhookDeliveryDocument,
+    (req) => ({
+      endpointId: endpointId(req),
+      deliveryId: publicPathId(req.params.deliveryId as string, 'svcwhd_', (id) => `Webhook delivery ${id} not found`),
+    }),
+    (d) => d.replayWebhookDelivery,
+    { ...WEBHOOKS, method: 'post', status: 202 },
+  ),
   route(
     '/events/:id',
     ops.EventDocument,
     (req) => ({ id: req.params.id as string }),
     (d) => d.event,
+    { capability: 'webhooks' },
   ),
 ];
 

@@ -29,6 +29,10 @@ export interface Context {
   ingressUrl: string;
   /** Secret for signing pagination cursors (derived from ENCRYPTION_KEY). */
   cursorKey: Buffer;
+  /** ENCRYPTION_KEY: seals webhook signing secrets. */
+  encryptionKey: Buffer;
+  /** OUTBOUND_ALLOW_PRIVATE: webhook endpoint URLs may name private and loopback addresses (tests, local demos). */
+  outboundAllowPrivate: boolean;
 }
 
 /** The part of the context that does not depend on who asks. */

@@ -18,6 +18,7 @@ import './outreach.js';
 import './sync-retry.js';
 import './delivery-replay.js';
 import './platform-event.js';
+import './webhook-delivery.js';
 import './relay-execution.js';
 import './request-detail.js';
 

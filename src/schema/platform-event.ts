@@ -1,14 +1,10 @@
 import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
-import type { ApiKeyViewer, Context } from './context.js';
-import { requireApiKey, serviceError } from './errors.js';
+import { PLATFORM_EVENT_TYPES } from '../domain/platform-events.js';
+import type { ApiKeyViewer } from './context.js';
+import { serviceError } from './errors.js';
 import { keysetPage, pageArgs, pageType, requireLimit, requireWindow, windowArgs } from './history.js';
-
-/** The spec's 403 for /webhooks* and /events* when the account may not use platform webhooks. */
-export const WEBHOOKS_NOT_ENABLED = 'Platform webhooks are not enabled for this account';
-
-/** The platform event types the service emits (the spec's Events section). */
-const PLATFORM_EVENT_TYPES = ['sync.failed', 'sync.recovered', 'test.ping'] as const;
+import { requireWebhooks } from './webhook-access.js';
 
 /** A platform event as stored: the spec's webhook payload (public id, type, created, summary, data). */
 interface PlatformEventRecord {
@@ -82,13 +78,6 @@ builder.queryFields((t) => ({
     },
   }),
 }));
-
-/** The key, when its account may use platform webhooks and events; the spec's 403 otherwise. */
-function requireWebhooks(ctx: Context): ApiKeyViewer {
-  const viewer = requireApiKey(ctx);
-  if (!viewer.capabilities.canUseWebhooks) throw serviceError('FORBIDDEN', WEBHOOKS_NOT_ENABLED);
-  return viewer;
-}
 
 // An account-scoped key sees every event of its account; a connection-scoped one, those of its
 // connections and those of no connection (test pings).

@@ -1,8 +1,10 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A customer's forwarding URL: a real HTTP server on 127.0.0.1 that records every request (method,
+ * A customer's URL (a forwarding destination, a platform webhook endpoint): a real HTTP server (HTTPS
+ * with `tls`) on 127.0.0.1 that records every request (method,
  * path, headers, raw body bytes, arrival time) and answers as it is told, per path or for all: 200 by
  * default, any status with a body and headers (404, 410, 429 with Retry-After, 500), a redirect, a
  * delay before answering, or a hang (no answer until the client gives up).
@@ -46,14 +48,21 @@ export interface DestinationEmulator {
   close(): Promise<void>;
 }
 
-export async function startDestinationEmulator(): Promise<DestinationEmulator> {
+/** A certificate and key (PEM) to serve HTTPS with; `host` is what its name is (`localhost`). */
+interface TlsOptions {
+  cert: string;
+  key: string;
+  host?: string;
+}
+
+export async function startDestinationEmulator(options: { tls?: TlsOptions } = {}): Promise<DestinationEmulator> {
   const received: ReceivedRequest[] = [];
   const queued: Array<{ remaining: number; answer: Answer; path?: string }> = [];
   const standing: Array<{ answer: Answer; path?: string }> = [];
   let share: { every: number; answer: Answer; count: number } | undefined;
   const hung = new Set<http.ServerResponse>();
 
-  const server = http.createServer((req, res) => {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -61,7 +70,8 @@ export async function startDestinationEmulator(): Promise<DestinationEmulator> {
       received.push({ method: req.method ?? 'GET', path, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
       respond(res, pick(path));
     });
-  });
+  };
+  const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
@@ -98,7 +108,7 @@ export async function startDestinationEmulator(): Promise<DestinationEmulator> {
   }
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: options.tls ? `https://${options.tls.host ?? 'localhost'}:${port}` : `http://127.0.0.1:${port}`,
     received,
     answerNext(n, answer, path) {
       queued.push({ remaining: n, answer, ...(path !== undefined ? { path } : {}) });

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { installJobSchema } from '../../src/db/job-schema.js';
 import { applyMigrations } from '../../src/db/migrations.js';
+import { makeTestCertificate, type TestCertificate } from '../support/tls.js';
 
 export const TEMPLATE_DATABASE = 'pss_template';
 
@@ -13,6 +14,8 @@ declare module 'vitest' {
     /** URL of the cluster's maintenance database, for creating per-file databases. */
     postgresAdminUrl: string;
     templateDatabase: string;
+    /** The certificate HTTPS test receivers serve, trusted by every test process (NODE_EXTRA_CA_CERTS). */
+    testCertificate: TestCertificate;
   }
 }
 
@@ -44,6 +47,11 @@ export default async function setup(project: TestProject) {
   adminUrl.pathname = '/postgres';
   project.provide('postgresAdminUrl', adminUrl.toString());
   project.provide('templateDatabase', TEMPLATE_DATABASE);
+  // Node reads NODE_EXTRA_CA_CERTS when a process starts: set here, before vitest forks its test
+  // processes (which inherit it, as do the service processes they spawn).
+  const certificate = await makeTestCertificate(dataDir);
+  process.env.NODE_EXTRA_CA_CERTS = certificate.certPath;
+  project.provide('testCertificate', certificate);
 
   return async () => {
     await db.stop();

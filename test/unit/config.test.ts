@@ -47,6 +47,7 @@ const DEFAULTS: Config = {
   instantlyBaseUrl: 'https://api.instantly.ai',
   forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
   relays: { smtpUrl: undefined, from: 'Pipeline Sync <pipeline-sync@localhost>', retrySchedule: [60, 300, 900, 3_600, 10_800, 21_600] },
+  webhooks: { retrySchedule: [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], concurrency: 64, maxInFlight: 32 },
 };
 
 const ALL_VARIABLES = [
@@ -77,6 +78,9 @@ const ALL_VARIABLES = [
   'FORWARDING_RETRY_SCHEDULE',
   'FORWARDING_CONCURRENCY',
   'FORWARDING_MAX_IN_FLIGHT',
+  'WEBHOOK_RETRY_SCHEDULE',
+  'WEBHOOK_CONCURRENCY',
+  'WEBHOOK_MAX_IN_FLIGHT',
 ] as const;
 
 describe('loadConfig defaults', () => {

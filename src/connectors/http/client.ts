@@ -1,6 +1,8 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 
 /**
@@ -185,6 +187,27 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       agents['https:'].destroy();
     },
   };
+}
+
+/**
+ * Whether the client would refuse to connect to `url`'s host, checked ahead of time (a URL a customer
+ * registers is refused at once, not at its first send): its name is resolved as the agents resolve it
+ * and every address is held to their rule (`unicast` only, unless `allowPrivate`; never 0.0.0.0 or ::).
+ * `unresolvable` when the name has no address.
+ */
+export async function refusedAddress(url: URL, options: { allowPrivate: boolean }): Promise<'private' | 'unresolvable' | null> {
+  let addresses: string[];
+  try {
+    addresses = (await dnsLookup(url.hostname.replace(/^\[(.*)\]$/, '$1'), { all: true, verbatim: true })).map((a) => a.address);
+  } catch {
+    return 'unresolvable';
+  }
+  for (const address of addresses) {
+    // An address ipaddr.js cannot read (an IPv6 zone) is refused like the agents refuse it.
+    const range = ipaddr.isValid(address) ? ipaddr.process(address).range() : 'unreadable';
+    if (range === 'unspecified' || (!options.allowPrivate && range !== 'unicast')) return 'private';
+  }
+  return addresses.length === 0 ? 'unresolvable' : null;
 }
 
 function encodeBody(request: HttpRequest): { body: Buffer | undefined; contentType: string | undefined } {

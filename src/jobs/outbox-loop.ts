@@ -1,0 +1,80 @@
+/**
+ * The sending loop the outbox jobs share (forwarding destinations, webhook endpoints): one loop per
+ * target keeps up to `maxInFlight` items in flight (and, when sizes are given, their bytes under
+ * `maxInFlightBytes`), claiming more as answers come and polling for new ones, until nothing is due
+ * and nothing is in flight. On abort it claims no more and waits for what is in flight (each send ends
+ * within its timeout); an item not recorded stays in the outbox and is sent again later.
+ */
+export interface Outbox<T extends { id: string }> {
+  /** Up to `limit` due items, leaving out those in flight (`holding`). */
+  claim(holding: readonly string[], limit: number): Promise<T[]>;
+  /** Sends one item and records what became of it; rejects only for failures of our own (the database). */
+  deliver(item: T): Promise<void>;
+  maxInFlight: number;
+  sizeOf?: (item: T) => number;
+  maxInFlightBytes?: number;
+}
+
+/** How often a loop with items in flight looks for newly due ones. */
+const POLL_MS = 50;
+/** The least time between two claims of one loop. */
+const CLAIM_EVERY_MS = 10;
+
+/** Drains the outbox; throws (after the items in flight settle) the first failure of `deliver`. */
+export async function drainOutbox<T extends { id: string }>(outbox: Outbox<T>, signal: AbortSignal): Promise<void> {
+  const inFlight = new Map<string, Promise<void>>();
+  let inFlightBytes = 0;
+  const maxBytes = outbox.maxInFlightBytes ?? Number.POSITIVE_INFINITY;
+  let failure: Error | undefined;
+  let wake: () => void = () => {};
+  const changed = () => new Promise<void>((resolve) => (wake = resolve));
+
+  // A claim reads past the items in flight: claim in batches (when a tenth of the room is free, or
+  // nothing is in flight) and at most every CLAIM_EVERY_MS, not once per answer.
+  const batch = Math.max(1, Math.ceil(outbox.maxInFlight / 10));
+  let lastClaim = 0;
+  for (;;) {
+    if (signal.aborted || failure !== undefined) break;
+    const room = outbox.maxInFlight - inFlight.size;
+    const wait = lastClaim + CLAIM_EVERY_MS - Date.now();
+    if (inFlight.size > 0 && room < batch) {
+      await Promise.race([changed(), delay(POLL_MS)]);
+      continue;
+    }
+    if (inFlight.size > 0 && wait > 0) {
+      await delay(wait);
+      continue;
+    }
+    let claimed: T[] = [];
+    if (room > 0 && inFlightBytes < maxBytes) {
+      lastClaim = Date.now();
+      claimed = await outbox.claim([...inFlight.keys()], room);
+      for (const item of claimed) {
+        const bytes = outbox.sizeOf?.(item) ?? 0;
+        inFlightBytes += bytes;
+        const done = outbox
+          .deliver(item)
+          .catch((error: unknown) => {
+            failure ??= error instanceof Error ? error : new Error(String(error));
+          })
+          .finally(() => {
+            inFlight.delete(item.id);
+            inFlightBytes -= bytes;
+            wake();
+          });
+        inFlight.set(item.id, done);
+      }
+    }
+    if (inFlight.size === 0 && claimed.length === 0) break;
+    // A full claim may leave more due now; otherwise wait for an answer, or poll for new items.
+    if (claimed.length === room && claimed.length > 0) continue;
+    await Promise.race([changed(), delay(POLL_MS)]);
+  }
+  await Promise.all(inFlight.values());
+  // The job fails (graphile-worker runs it again later): the items not recorded are still in the outbox.
+  if (failure !== undefined) throw failure;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
