@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import readline from 'node:readline';
 import pg from 'pg';
-import type { ForwardingConfig } from '../src/config.js';
+import type { ForwardingConfig, WebhookConfig } from '../src/config.js';
 import { parseInbound } from '../src/connectors/sequencers/index.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, workerPoolSize, workerSettings } from '../src/worker.js';
@@ -40,6 +40,7 @@ export interface WorkerSpec {
   concurrency: number;
   hubspotBaseUrl: string;
   forwarding?: ForwardingConfig;
+  webhooks?: WebhookConfig;
 }
 
 /**
@@ -140,7 +141,7 @@ export class Child {
   }
 }
 
-/** `--worker`: the real worker, wired as src/main.ts wires it (its pool, startWorker with both runners). */
+/** `--worker`: the real worker, wired as src/main.ts wires it (its pool, startWorker with its runners). */
 export async function workerRole(spec: WorkerSpec): Promise<void> {
   const settings = workerSettings(spec.concurrency);
   const pool = new pg.Pool({ connectionString: spec.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
@@ -155,6 +156,7 @@ export async function workerRole(spec: WorkerSpec): Promise<void> {
       crm,
       outboundAllowPrivate: true,
       ...(spec.forwarding ? { forwarding: spec.forwarding } : {}),
+      ...(spec.webhooks ? { webhooks: spec.webhooks } : {}),
       encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex'),
     },
     settings,

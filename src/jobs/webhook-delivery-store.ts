@@ -20,6 +20,13 @@ export interface ClaimedWebhookDelivery {
   event: { id: string; type: string; summary: string; data: unknown; created: Date };
 }
 
+/** A loop's claim: its endpoint, what it holds in flight, and how many more it takes. */
+interface ClaimRequest {
+  endpointId: number;
+  holding: readonly string[];
+  limit: number;
+}
+
 /** What one attempt made of its delivery. */
 export interface WebhookAttemptRecord {
   id: string;
@@ -57,6 +64,7 @@ export function closePendingSql(endpointIds: Sql, why: keyof typeof CLOSED_MESSA
  */
 export class WebhookDeliveryStore {
   private readonly records: Batcher<WebhookAttemptRecord, void>;
+  private readonly claims: Batcher<ClaimRequest, ClaimedWebhookDelivery[]>;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -64,23 +72,41 @@ export class WebhookDeliveryStore {
     private readonly wakeUps: (retried: Sql) => Sql,
   ) {
     this.records = new Batcher((items) => this.recordMany(items), { key: (i) => i.id, isolateFailures: true, maxBatch: 500, concurrency: 2 });
+    // One claim per endpoint in a batch (its loop waits for its answer before it claims again).
+    this.claims = new Batcher((requests) => this.claimMany(requests), { key: (r) => r.endpointId, maxBatch: 200, concurrency: 2 });
   }
 
   /**
    * Up to `limit` due deliveries of the endpoint, oldest first, leaving out those this loop holds. One
-   * loop runs per endpoint (its jobs share a named queue), so a claim needs no lock.
+   * loop runs per endpoint (its jobs share a named queue), so a claim needs no lock. The claims of the
+   * process's loops are grouped into one statement per batch: fifty endpoints' loops claiming a few
+   * rows each would otherwise hold most of the pool.
    */
-  async claim(endpointId: number, holding: readonly string[], limit: number): Promise<ClaimedWebhookDelivery[]> {
-    const { rows: claimed } = await query<ClaimedWebhookDelivery>(
+  claim(endpointId: number, holding: readonly string[], limit: number): Promise<ClaimedWebhookDelivery[]> {
+    return this.claims.load({ endpointId, holding, limit });
+  }
+
+  private async claimMany(requests: ClaimRequest[]): Promise<ClaimedWebhookDelivery[][]> {
+    const wanted = rows(
+      'w',
+      { endpointId: 'int', take: 'int' },
+      requests.map((r) => ({ endpointId: r.endpointId, take: r.limit })),
+    );
+    // Delivery ids are unique across endpoints: one list of what every loop holds.
+    const holding = requests.flatMap((r) => r.holding);
+    const { rows: claimed } = await query<ClaimedWebhookDelivery & { endpointId: number }>(
       this.pool,
       sql`
       WITH due AS MATERIALIZED (
-        SELECT id FROM webhook_deliveries
-         WHERE endpoint_id = ${endpointId} AND status = 'PENDING' AND next_attempt_at <= now() AND id NOT IN (SELECT unnest(${holding}::bigint[]))
-         ORDER BY next_attempt_at, id
-         LIMIT ${limit}
+        SELECT due.id FROM ${wanted}
+        CROSS JOIN LATERAL (
+          SELECT id FROM webhook_deliveries
+           WHERE endpoint_id = w.endpoint_id AND status = 'PENDING' AND next_attempt_at <= now() AND id NOT IN (SELECT unnest(${holding}::bigint[]))
+           ORDER BY next_attempt_at, id
+           LIMIT w.take
+        ) due
       )
-      SELECT d.id::text, d.public_id AS "publicId", d.attempts + 1 AS attempt, e.url, e.secret_encrypted AS "secretEncrypted",
+      SELECT d.id::text, d.endpoint_id AS "endpointId", d.public_id AS "publicId", d.attempts + 1 AS attempt, e.url, e.secret_encrypted AS "secretEncrypted",
              CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret_encrypted END AS "previousSecretEncrypted",
              json_build_object('id', ev.public_id, 'type', ev.type, 'summary', ev.summary, 'data', ev.data, 'created', ev.created_at) AS event
         FROM due JOIN webhook_deliveries d USING (id)
@@ -89,7 +115,11 @@ export class WebhookDeliveryStore {
        ORDER BY d.next_attempt_at, d.id`,
     );
     // json_build_object gives the timestamp as text.
-    return claimed.map((row) => ({ ...row, event: { ...row.event, created: new Date(row.event.created) } }));
+    const byEndpoint = new Map<number, ClaimedWebhookDelivery[]>();
+    for (const { endpointId, ...row } of claimed) {
+      byEndpoint.set(endpointId, [...(byEndpoint.get(endpointId) ?? []), { ...row, event: { ...row.event, created: new Date(row.event.created) } }]);
+    }
+    return requests.map((r) => byEndpoint.get(r.endpointId) ?? []);
   }
 
   /** Records an attempt; resolves once committed. */
@@ -100,11 +130,13 @@ export class WebhookDeliveryStore {
   private async recordMany(items: WebhookAttemptRecord[]): Promise<void[]> {
     const endpointIds = [...new Set(items.map((i) => i.endpointId))].sort((a, b) => a - b);
     await withTransaction(this.pool, async (client) => {
-      // Endpoints first, in id order: a PATCH or DELETE locks its endpoint before its deliveries too.
+      // Endpoints first, in id order: a PATCH or DELETE locks its endpoint before its deliveries too. NO KEY
+      // UPDATE, as an UPDATE of these columns takes: a fan-out's inserts (their foreign keys' KEY SHARE
+      // locks) never wait for it, nor it for them.
       const { rows: endpoints } = await query<{ id: number; consecutiveDead: number; isActive: boolean }>(
         client,
         sql`SELECT id, consecutive_dead_count AS "consecutiveDead", is_active AS "isActive" FROM webhook_endpoints
-             WHERE id = ANY(${endpointIds}::int[]) ORDER BY id FOR UPDATE`,
+             WHERE id = ANY(${endpointIds}::int[]) ORDER BY id FOR NO KEY UPDATE`,
       );
       const { rows: recorded } = await query<{ id: string }>(client, attemptsStatement(items, this.wakeUps(sql`retried`)));
       const counted = new Set(recorded.map((r) => r.id));

@@ -16,6 +16,8 @@ import { DELIVERY_PUBLIC_ID_SQL, WebhookDeliveryStore, type ClaimedWebhookDelive
 
 /** Each attempt's deadline: a 2xx within 15 s is a success, anything later a failure. */
 const ATTEMPT_TIMEOUT_MS = 15_000;
+/** The least time between two claims of one endpoint's loop (the process's claims share statements). */
+const CLAIM_EVERY_MS = 20;
 const USER_AGENT = 'pipeline-sync-service/0.1 (platform webhooks; +https://github.com/pipeline-sync-service)';
 
 /**
@@ -55,6 +57,7 @@ export const webhookDeliveriesSend = defineTask({
             claim: (holding, limit) => store.claim(endpointId, holding, limit),
             deliver: (delivery) => attempt(endpointId, delivery, { http, settings, secrets }).then((record) => store.record(record)),
             maxInFlight: settings.maxInFlight,
+            claimEveryMs: CLAIM_EVERY_MS,
           },
           helpers.abortSignal,
         );
