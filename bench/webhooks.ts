@@ -119,7 +119,7 @@ async function run(): Promise<number> {
     }
   };
   const collector = setInterval(collect, 100);
-  cleanups.push(async () => clearInterval(collector));
+  cleanups.push(() => Promise.resolve(clearInterval(collector)));
 
   /** Waits until the healthy endpoints' deliveries of events after `afterEventId` all SUCCEEDED (or nothing moved for STALL_MS). */
   const drained = async (afterEventId: string, events: number) => {
