@@ -173,6 +173,11 @@ async function run(): Promise<number> {
       WHERE d.event_id > $1`,
     [fromEventId],
   );
+  const failingErrors = await q<{ status: string; error: string | null; attempts: number; n: string }>(
+    `SELECT status::text AS status, last_error AS error, attempts, count(*) AS n FROM webhook_deliveries
+      WHERE event_id > $1 AND endpoint_id = ANY($2::int[]) GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 5`,
+    [fromEventId, failingIds],
+  );
   const failing = new Set(failingIds);
   const healthy = rows.filter((r) => !failing.has(r.endpoint_id));
   const succeeded = healthy.filter((r) => r.status === 'SUCCEEDED');
@@ -189,6 +194,9 @@ async function run(): Promise<number> {
   );
   out(
     `delivery rows: ${fmt(rows.length)} (expected ${fmt(EVENTS * ENDPOINTS)}); healthy endpoints: ${byStatus(healthy)}; failing endpoints: ${byStatus(failingRows)}`,
+  );
+  out(
+    `failing endpoints' deliveries: ${failingErrors.map((f) => `${f.status} after ${f.attempts} attempt(s) (${f.error ?? '-'}) x ${fmt(Number(f.n))}`).join('; ')}`,
   );
   out(`requests received by the emulator: ${fmt(requests)} (first receipts of healthy deliveries: ${fmt(receiptDelays.length)})`);
   out(

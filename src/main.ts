@@ -73,7 +73,13 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       webhooks: config.webhooks,
       encryptionKey: database.encryptionKey,
     };
-    const runner = await startWorker(pool, logger, deps, settings);
+    // A runner that stopped on an error leaves the process without that lane: shut down (exit 1), to be restarted.
+    const restart = () =>
+      void stack.run().then(() => {
+        logger.flush?.();
+        process.exit(1);
+      });
+    const runner = await startWorker(pool, logger, deps, settings, restart);
     stack.push('worker', () => runner.stop());
   }
   // HTTP starts last so that it stops first: drained while the worker and the database still run.

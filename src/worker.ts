@@ -47,10 +47,23 @@ export interface WorkerHandle {
 /**
  * Starts the worker on `pool` (installing or upgrading graphile-worker's schema first): one runner per
  * lane of the job catalog (`jobs` with `settings.concurrency` slots and a local queue; `loops` with
- * FORWARDING_CONCURRENCY slots; `webhooks` with WEBHOOK_CONCURRENCY slots), and the heartbeat that lets other processes take over the jobs of a
- * worker that died. Signals are ours to handle: main.ts stops the worker in order during shutdown.
+ * FORWARDING_CONCURRENCY slots; `webhooks` with WEBHOOK_CONCURRENCY slots), and the heartbeat that lets
+ * other processes take over the jobs of a worker that died. Signals are ours to handle: main.ts stops the
+ * worker in order during shutdown; `onFailure` hears of a runner that stopped on an error of its own.
  */
-export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, settings: WorkerSettings = WORKER_SETTINGS): Promise<WorkerHandle> {
+export async function startWorker(
+  pool: pg.Pool,
+  logger: Logger,
+  deps: JobDeps,
+  settings: WorkerSettings = WORKER_SETTINGS,
+  onFailure: (error: unknown) => void = () => {},
+): Promise<WorkerHandle> {
+  let stopping = false;
+  const onRunnerFailure = (lane: string, error: unknown) => {
+    if (stopping) return;
+    logger.fatal({ err: error, lane }, 'a worker runner stopped on an error');
+    onFailure(error);
+  };
   const sweeper = new AbandonedLockSweeper(pool, settings.staleAfterMs ?? 60_000, (error) => logger.warn({ err: error }, 'worker heartbeat failed'));
   const events: WorkerEvents = new EventEmitter();
   // graphile-worker 0.17 locks jobs in the pool's name (its local queue fetches ahead for all slots); the
@@ -80,29 +93,46 @@ export async function startWorker(pool: pg.Pool, logger: Logger, deps: JobDeps, 
   // local queue makes one fetch per wake-up rather than one per idle slot (each new batch of jobs, of any
   // lane, notifies every runner); kept small, since a fetched job waiting for a slot holds its
   // destination's queue.
+  //
+  // Loop jobs complete one at a time: their keys are re-queued by statements that queue many loops at once
+  // (add_jobs re-keys the running ones, row by row), and a batched completion deleting several of those
+  // rows in another order deadlocked with them, which stops graphile-worker's runner.
   const loops = await run({
     ...common,
     schema: LANE_SCHEMA.loops,
     taskList: createTaskList(env, 'loops'),
     concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,
-    preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...completion } },
+    preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...ONE_AT_A_TIME } },
   });
   const webhooks = await run({
     ...common,
     schema: LANE_SCHEMA.webhooks,
     taskList: createTaskList(env, 'webhooks'),
     concurrency: deps.webhooks?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,
-    preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...completion } },
+    preset: { worker: { localQueue: { size: LOOP_LOCAL_QUEUE }, ...ONE_AT_A_TIME } },
   });
+  // A runner that fails (its own statements, not a job's) has stopped working: say so, and let the
+  // caller end the process so that it is restarted, rather than live on without that lane.
+  for (const [lane, runner] of [
+    ['jobs', jobs],
+    ['loops', loops],
+    ['webhooks', webhooks],
+  ] as const) {
+    runner.promise.catch((error: unknown) => onRunnerFailure(lane, error));
+  }
   sweeper.start();
   return {
     async stop() {
-      await Promise.all([jobs.stop(), loops.stop(), webhooks.stop()]);
+      stopping = true;
+      // A runner that already failed has nothing left to stop.
+      await Promise.all([jobs, loops, webhooks].map((runner) => runner.stop().catch(() => {})));
       await sweeper.stop();
     },
   };
 }
 
+/** graphile-worker's setting for completing (and failing) each job in a statement of its own. */
+const ONE_AT_A_TIME = { completeJobBatchDelay: -1, failJobBatchDelay: -1 };
 /** FORWARDING_CONCURRENCY's and WEBHOOK_CONCURRENCY's default. */
 const DEFAULT_LOOP_CONCURRENCY = 64;
 /** Loop jobs one fetch of the loops runner takes. */

@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../db/prisma.js';
+import { newWebhookSecret } from '../domain/webhook-signature.js';
 import { apiKeyPrefix, hashApiKey, PREFIX, randomToken, sealSecret } from '../domain/secrets.js';
 import { Prisma } from '../generated/prisma/client.js';
 import { type Fixture, type FixtureConnection, type FixtureSource, FixtureError, parseFixture, type RefMap } from './fixture.js';
@@ -78,7 +79,7 @@ async function writeAccount(tx: Tx, account: Fixture['accounts'][number], at: st
     remember(result.apiKeys, apiKey.ref, row.id);
   }
   for (const [w, endpoint] of account.webhookEndpoints.entries()) {
-    const secret = endpoint.secret ?? randomToken(PREFIX.webhookSecret);
+    const secret = endpoint.secret ?? newWebhookSecret();
     if (!endpoint.secret) result.generatedSecrets[endpoint.ref ?? `${at}.webhookEndpoints[${w}]`] = secret;
     const row = await tx.webhookEndpoint.create({
       data: {

@@ -15,6 +15,11 @@ export interface Outbox<T extends { id: string }> {
   maxInFlightBytes?: number;
   /** The least time between two claims (default 10 ms): loops of many small targets share the pool, and claim less often. */
   claimEveryMs?: number;
+  /**
+   * How long a loop with nothing due and nothing in flight keeps looking before it ends (default 0): a
+   * target fed a trickle of items keeps its loop, instead of ending it and waiting for a new job each time.
+   */
+  lingerMs?: number;
 }
 
 /** How often a loop with items in flight looks for newly due ones. */
@@ -35,7 +40,9 @@ export async function drainOutbox<T extends { id: string }>(outbox: Outbox<T>, s
   // nothing is in flight) and at most every CLAIM_EVERY_MS, not once per answer.
   const batch = Math.max(1, Math.ceil(outbox.maxInFlight / 10));
   const claimEveryMs = outbox.claimEveryMs ?? CLAIM_EVERY_MS;
+  const lingerMs = outbox.lingerMs ?? 0;
   let lastClaim = 0;
+  let idleSince: number | undefined;
   for (;;) {
     if (signal.aborted || failure !== undefined) break;
     const room = outbox.maxInFlight - inFlight.size;
@@ -74,7 +81,13 @@ export async function drainOutbox<T extends { id: string }>(outbox: Outbox<T>, s
         inFlight.set(item.id, done);
       }
     }
-    if (inFlight.size === 0 && claimed.length === 0) break;
+    if (inFlight.size === 0 && claimed.length === 0) {
+      idleSince ??= Date.now();
+      if (Date.now() - idleSince >= lingerMs) break;
+      await delay(Math.max(claimEveryMs, POLL_MS));
+      continue;
+    }
+    idleSince = undefined;
     // A full claim may leave more due now; otherwise wait for an answer, or poll for new items.
     if (claimed.length === room && claimed.length > 0) continue;
     await Promise.race([changed(), delay(POLL_MS)]);

@@ -18,6 +18,8 @@ import { DELIVERY_PUBLIC_ID_SQL, WebhookDeliveryStore, type ClaimedWebhookDelive
 const ATTEMPT_TIMEOUT_MS = 15_000;
 /** The least time between two claims of one endpoint's loop (the process's claims share statements). */
 const CLAIM_EVERY_MS = 20;
+/** How long an endpoint's loop with nothing to send waits for more before it ends (events come in bursts). */
+const LINGER_MS = 1_000;
 const USER_AGENT = 'pipeline-sync-service/0.1 (platform webhooks; +https://github.com/pipeline-sync-service)';
 
 /**
@@ -58,6 +60,7 @@ export const webhookDeliveriesSend = defineTask({
             deliver: (delivery) => attempt(endpointId, delivery, { http, settings, secrets }).then((record) => store.record(record)),
             maxInFlight: settings.maxInFlight,
             claimEveryMs: CLAIM_EVERY_MS,
+            lingerMs: LINGER_MS,
           },
           helpers.abortSignal,
         );
