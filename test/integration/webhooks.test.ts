@@ -23,7 +23,7 @@ import { api, deliveriesOf, verifyDelivery } from '../support/webhooks.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const ctx = useTestServer({ OUTBOUND_ALLOW_PRIVATE: 'true' });
-const PAYLOADS = new URL('../../../shared/fixtures/sequencer-payloads/', import.meta.url);
+const PAYLOADS = new URL('../fixtures/sequencer-payloads/', import.meta.url);
 
 let keys: TestKeys;
 let connectionScopedWrite: string;
