@@ -29,17 +29,12 @@ export class RateLimitStore {
     return fixedWindowDecision(row.hits, limit, Number(row.end_ms), Number(row.now_ms));
   }
 
-  /** Counts a hit in a sliding 60 s window (per-second counts: at most 61 entries, whatever the limit). */
+  /** Counts a hit in a sliding 60 s window (the times of the newest `limit + 1` hits, to the millisecond). */
   async hitSlidingWindow(bucket: string, limit: number): Promise<RateLimitDecision> {
     this.pruneNow();
-    const { rows } = await query<{ seconds: string[]; counts: number[]; now_ms: string }>(
-      this.pool,
-      slidingWindowStatement(bucket, RATE_WINDOW_MS / 1000),
-      'rate_limit_sliding',
-    );
+    const { rows } = await query<{ hits: string[]; now_ms: string }>(this.pool, slidingWindowStatement(bucket, RATE_WINDOW_MS, limit), 'rate_limit_sliding');
     const row = rows[0]!;
-    const log = row.seconds.map((second, i) => ({ second: Number(second), count: row.counts[i]! }));
-    return slidingWindowDecision(log, limit, RATE_WINDOW_MS, Number(row.now_ms));
+    return slidingWindowDecision(row.hits.map(Number), limit, RATE_WINDOW_MS, Number(row.now_ms));
   }
 
   /** Deletes the counters no later request can read: windows that ended, logs idle for a window. */
@@ -75,24 +70,24 @@ function fixedWindowStatement(bucket: string, windowMs: number): Sql {
     (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
 }
 
-// The new log: this second's count plus one, and the previous seconds still in the window (a second
-// counts until it is more than the window's length old), oldest first.
-function slidingWindowStatement(bucket: string, windowSeconds: number): Sql {
+// The new log: this hit's time and the newest earlier ones less than a window old, at most limit + 1
+// in all (what the decision needs, whatever a flood of rejected requests adds), oldest first.
+function slidingWindowStatement(bucket: string, windowMs: number, limit: number): Sql {
   return sql`
   WITH now AS (SELECT clock_timestamp() AS at)
-  INSERT INTO rate_limit_logs AS l (bucket, seconds, counts, updated_at)
-  SELECT ${bucket}, ARRAY[floor(extract(epoch FROM now.at))::bigint], ARRAY[1], now.at FROM now
+  INSERT INTO rate_limit_logs AS l (bucket, hits, updated_at)
+  SELECT ${bucket}, ARRAY[(extract(epoch FROM now.at) * 1000)::bigint], now.at FROM now
   ON CONFLICT (bucket) DO UPDATE SET
-    (seconds, counts) = (
-      SELECT COALESCE(array_agg(second ORDER BY second), '{}'), COALESCE(array_agg(hits ORDER BY second), '{}')
+    hits = (
+      SELECT COALESCE(array_agg(hit ORDER BY hit), '{}')
         FROM (
-          SELECT second, sum(hits)::int AS hits
-            FROM (SELECT * FROM unnest(l.seconds, l.counts) AS t(second, hits) UNION ALL SELECT EXCLUDED.seconds[1], 1) AS all_hits
-           WHERE second >= EXCLUDED.seconds[1] - ${windowSeconds}::int
-           GROUP BY second
+          SELECT hit FROM (SELECT unnest(l.hits) AS hit UNION ALL SELECT EXCLUDED.hits[1]) AS all_hits
+           WHERE hit > EXCLUDED.hits[1] - ${windowMs}::int
+           ORDER BY hit DESC
+           LIMIT ${limit + 1}::int
         ) AS kept),
     updated_at = EXCLUDED.updated_at
-  RETURNING seconds, counts, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
+  RETURNING hits, (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms`;
 }
 
 function pruneStatement(windowMs: number): Sql {

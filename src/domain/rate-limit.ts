@@ -25,35 +25,24 @@ export function fixedWindowDecision(hits: number, limit: number, windowEndMs: nu
   };
 }
 
-/** Hits counted in one second of the clock (epoch seconds). */
-export interface SecondCount {
-  second: number;
-  count: number;
-}
-
 /**
- * A sliding window over per-second hit counts (oldest first, this request included, only seconds still
- * in the window). A hit in second s counts until second s + 60 has passed entirely, so the window never
- * forgets a hit early. The request passes when the window holds at most `limit` hits; a rejected
- * request stays counted (the spec: rejected requests still count).
+ * A sliding window over the times of the newest hits (epoch ms, oldest first, this request included,
+ * only hits less than `windowMs` old, at most `limit + 1` of them: enough to decide and to say when a
+ * slot frees). A hit counts for exactly `windowMs` after it was made. The request passes when the window
+ * holds at most `limit` hits; a rejected request stays counted (the spec: rejected requests still count).
  *
- * The next slot frees when the window holds fewer than `limit` hits again (the oldest seconds leave
- * first); while slots are still free, it is when the oldest second leaves (one more slot frees).
+ * The next slot frees when the window holds fewer than `limit` hits again: when the `limit`-th newest
+ * hit leaves; while slots are still free, when the oldest hit leaves (one more slot frees). Either is at
+ * most `windowMs` away, so the header never exceeds the window.
  */
-export function slidingWindowDecision(log: readonly SecondCount[], limit: number, windowMs: number, nowMs: number): RateLimitDecision {
-  const n = log.reduce((total, s) => total + s.count, 0);
-  let mustLeave = Math.max(1, n - limit + 1);
-  let freesAt = nowMs;
-  for (const { second, count } of log) {
-    freesAt = (second + 1) * 1000 + windowMs;
-    mustLeave -= count;
-    if (mustLeave <= 0) break;
-  }
+export function slidingWindowDecision(hitsMs: readonly number[], limit: number, windowMs: number, nowMs: number): RateLimitDecision {
+  const n = hitsMs.length;
+  const leaving = n < limit ? hitsMs[0] : hitsMs[n - limit];
   return {
     allowed: n <= limit,
     limit,
     remaining: Math.max(0, limit - n),
-    resetSeconds: wholeSeconds(freesAt - nowMs),
+    resetSeconds: wholeSeconds((leaving ?? nowMs) + windowMs - nowMs),
   };
 }
 

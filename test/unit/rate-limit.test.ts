@@ -22,28 +22,33 @@ describe('fixedWindowDecision', () => {
 });
 
 describe('slidingWindowDecision', () => {
-  const S = T / 1000;
-  const log = (...entries: [secondsAgo: number, count: number][]) => entries.map(([ago, count]) => ({ second: S - ago, count }));
+  /** Hit times, oldest first, given as milliseconds before T. */
+  const hits = (...msAgo: number[]) => msAgo.map((ago) => T - ago);
 
   it('passes while the window holds at most the limit, counting this request', () => {
-    // A hit counts until its whole second is more than 60 s old: 61 s for a hit at the start of a second.
-    expect(slidingWindowDecision(log([0, 1]), 3, W, T)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 61 });
-    expect(slidingWindowDecision(log([20, 1], [10, 1], [0, 1]), 3, W, T)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 41 });
+    expect(slidingWindowDecision(hits(0), 3, W, T)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 60 });
+    expect(slidingWindowDecision(hits(20_000, 10_000, 0), 3, W, T)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 40 });
   });
 
   it('rejects the request past the limit and says when enough of the oldest hits have left', () => {
     // Four hits with a limit of 3: a slot frees when the two oldest have left, i.e. the one 30 s old.
-    expect(slidingWindowDecision(log([50, 1], [30, 1], [10, 1], [0, 1]), 3, W, T)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 31 });
-    // 130 hits with a limit of 120: the 100 of 40 s ago must leave.
-    expect(slidingWindowDecision(log([40, 100], [20, 30]), 120, W, T)).toMatchObject({ allowed: false, resetSeconds: 21 });
+    expect(slidingWindowDecision(hits(50_000, 30_000, 10_000, 0), 3, W, T)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 30 });
   });
 
-  it('while slots are free, the reset is when the oldest second leaves', () => {
-    expect(slidingWindowDecision(log([45, 1], [0, 1]), 120, W, T).resetSeconds).toBe(16);
+  it('while slots are free, the reset is when the oldest hit leaves', () => {
+    expect(slidingWindowDecision(hits(45_000, 0), 120, W, T).resetSeconds).toBe(15);
+  });
+
+  it('counts a hit for exactly 60 s, so the reset never exceeds 60 whatever the millisecond', () => {
+    for (const ms of [0, 1, 499, 999]) {
+      expect(slidingWindowDecision([T + ms], 1, W, T + ms).resetSeconds).toBe(60);
+      expect(slidingWindowDecision([T + ms, T + ms], 1, W, T + ms).resetSeconds).toBe(60);
+    }
+    expect(slidingWindowDecision(hits(59_001), 2, W, T).resetSeconds).toBe(1);
   });
 
   it('rounds up and never answers 0 seconds', () => {
-    expect(slidingWindowDecision(log([60, 1]), 2, W, T + 999).resetSeconds).toBe(1);
-    expect(slidingWindowDecision(log([60, 1]), 2, W, T + 1_000).resetSeconds).toBe(1);
+    expect(slidingWindowDecision(hits(59_999), 2, W, T).resetSeconds).toBe(1);
+    expect(slidingWindowDecision(hits(60_000), 2, W, T).resetSeconds).toBe(1);
   });
 });
