@@ -349,6 +349,22 @@ describe('HubSpot connector', () => {
       expect(hs.contacts.size).toBe(2);
     });
 
+    it("honours a 429 on the shared call for every sync of the group: none calls again before the account's Retry-After", async () => {
+      hs.failNext(1, { status: 429, retryAfter: 3, path: '/batch/upsert' });
+
+      const errors = await Promise.all(
+        ['ann@one.test', 'bob@two.test', 'cy@three.test'].map((email) =>
+          thrown(connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email }), NO_OPTIONS).run)),
+        ),
+      );
+
+      // Every sync goes back to the job layer with the account's wait; nobody asked HubSpot again.
+      for (const error of errors) expect(error).toMatchObject({ kind: 'rate_limited', httpStatus: 429, retryAfterMs: 3_000, retryable: true });
+      expect(upserts().map((r) => r.status)).toEqual([429]);
+      expect(hs.contacts.size).toBe(0);
+      expect(CONTACT_UPSERTS.size).toBe(0);
+    });
+
     it('never groups syncs of different HubSpot accounts', async () => {
       hs.accessTokens.add('another-account-token');
 

@@ -4,7 +4,7 @@ import { Batcher } from '../../db/batcher.js';
 import { eventTraits } from '../../domain/event-types.js';
 import { companyDomainOf } from '../../domain/company-domain.js';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
-import type { HttpResponse } from '../http/client.js';
+import { retryAfterMs, type HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
 import { CrmSession, renewCredentials, type ConnectorDeps } from './session.js';
 import { sideStep } from './side-step.js';
@@ -191,7 +191,8 @@ interface GroupedUpsert {
  * The email upserts of the syncs running at once in this process, per HubSpot account (access token):
  * one batch upsert call for up to 100 of them, instead of one call each. An optimisation only: a sync
  * whose answer is anything but a clean result goes back to its own upsert call, whose errors, retries and
- * token refresh are those of every other step.
+ * token refresh are those of every other step; but a 429 is the account's answer to all of them, and
+ * every sync of the group is rescheduled after its `Retry-After` instead.
  */
 class ContactUpserts {
   /** Per account, the batcher and how many syncs are using it: the entry (and its token) goes with the last. */
@@ -227,7 +228,7 @@ async function upsertGroup(items: GroupedUpsert[]): Promise<({ id: string; creat
   if (items.length === 1) return [undefined];
   const inputs = new Map<string, Record<string, string>>();
   for (const item of items) inputs.set(item.email, { ...inputs.get(item.email), ...item.properties });
-  const body = await items[0]!.api.tryJson('/crm/v3/objects/contacts/batch/upsert', {
+  const body = await items[0]!.api.tryJson('contact', '/crm/v3/objects/contacts/batch/upsert', {
     inputs: [...inputs].map(([email, properties]) => ({ id: email, idProperty: 'email', properties })),
   });
   const { results } = asRecord(body);
@@ -448,20 +449,26 @@ class HubspotSession extends CrmSession {
     return `${this.baseUrl}\n${this.credentials.accessToken}`;
   }
 
-  /** One POST, no retry and no refresh: its parsed answer if it is a 2xx, else undefined. */
-  async tryJson(path: string, json: unknown): Promise<unknown> {
+  /**
+   * One POST, no retry and no refresh: its parsed answer if it is a 2xx, else undefined, except a 429:
+   * the account's own answer, thrown as `rate_limited` with its `Retry-After` for every caller sharing
+   * the call (each one asking again at once would be the storm the 429 asked us to stop).
+   */
+  async tryJson(step: string, path: string, json: unknown): Promise<unknown> {
+    let response: HttpResponse;
     try {
-      const response = await this.deps.http.request({
+      response = await this.deps.http.request({
         method: 'POST',
         url: `${this.baseUrl}${path}`,
         json,
         headers: { authorization: `Bearer ${this.credentials.accessToken}` },
         timeoutMs: this.deps.timeoutMs,
       });
-      return response.status >= 200 && response.status < 300 ? response.json() : undefined;
     } catch {
       return undefined;
     }
+    if (response.status === 429) throw this.errorFor(step, response, retryAfterMs(response.headers['retry-after']));
+    return response.status >= 200 && response.status < 300 ? response.json() : undefined;
   }
 
   /** OAuth tokens live 30 minutes and HubSpot says a 401 is no reliable refresh signal: refresh ahead. */
