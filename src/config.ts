@@ -29,6 +29,8 @@ export interface Config {
   rateLimits: { perIp: number; perAccount: number; outreach: number };
   hubspotBaseUrl: string;
   salesforceLoginUrl: string;
+  /** CRM request budgets of connections that name none (HUBSPOT_REQUESTS_PER_10S, SALESFORCE_MAX_CONCURRENCY). */
+  crmBudgets: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
   smartleadBaseUrl: string;
   instantlyBaseUrl: string;
   forwarding: ForwardingConfig;
@@ -124,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
     hubspotBaseUrl: stripTrailingSlash(e.HUBSPOT_BASE_URL),
     salesforceLoginUrl: stripTrailingSlash(e.SALESFORCE_LOGIN_URL),
+    crmBudgets: { hubspotRequestsPer10s: e.HUBSPOT_REQUESTS_PER_10S, salesforceMaxConcurrency: e.SALESFORCE_MAX_CONCURRENCY },
     smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
     instantlyBaseUrl: stripTrailingSlash(e.INSTANTLY_BASE_URL),
     forwarding: {
@@ -243,6 +246,8 @@ const envSchema = z.object({
   RATE_LIMIT_OUTREACH: withDefault(integer(0, 1_000_000_000), '600'),
   HUBSPOT_BASE_URL: withDefault(httpUrl, 'https://api.hubapi.com'),
   SALESFORCE_LOGIN_URL: withDefault(httpUrl, 'https://login.salesforce.com'),
+  HUBSPOT_REQUESTS_PER_10S: withDefault(integer(1, 10_000), '100'),
+  SALESFORCE_MAX_CONCURRENCY: withDefault(integer(1, 1_000), '10'),
   SMARTLEAD_BASE_URL: withDefault(httpUrl, 'https://server.smartlead.ai'),
   INSTANTLY_BASE_URL: withDefault(httpUrl, 'https://api.instantly.ai'),
   FORWARDING_RETRY_SCHEDULE: optional(retrySchedule),

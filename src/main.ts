@@ -64,7 +64,12 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     pool.on('error', (error) => logger.warn(brief(error), 'idle worker connection failed'));
     pool.on('connect', (client) => client.on('error', (error) => logger.warn(brief(error), 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
-    const crm = { hubspotBaseUrl: config.hubspotBaseUrl, salesforceLoginUrl: config.salesforceLoginUrl, outboundAllowPrivate: config.outboundAllowPrivate };
+    const crm = {
+      hubspotBaseUrl: config.hubspotBaseUrl,
+      salesforceLoginUrl: config.salesforceLoginUrl,
+      outboundAllowPrivate: config.outboundAllowPrivate,
+      budgets: config.crmBudgets,
+    };
     const deps = {
       crm,
       outboundAllowPrivate: config.outboundAllowPrivate,

@@ -26,6 +26,8 @@ export interface SyncContext {
   syncEnabled: boolean;
   connectionDeleted: boolean;
   credentialsEncrypted: string | null;
+  /** The connection's own CRM request budget (`crmRateLimit`), if it names one. */
+  crmRateLimit: unknown;
   createOrUpdateCompany: boolean;
   createOrUpdateTask: boolean;
   assignContactOwner: boolean;
@@ -223,7 +225,7 @@ function contextStatement(requestIds: number[]): Sql {
   return sql`
   SELECT r.id AS "requestId", r.account_id AS "accountId", s.id AS "sourceId", c.id AS "connectionId", s.platform, c.crm,
          c.sync_enabled AS "syncEnabled", c.deleted_at IS NOT NULL AS "connectionDeleted",
-         c.credentials_encrypted AS "credentialsEncrypted",
+         c.credentials_encrypted AS "credentialsEncrypted", c.crm_rate_limit AS "crmRateLimit",
          s.create_or_update_company AS "createOrUpdateCompany", s.create_or_update_task AS "createOrUpdateTask",
          s.assign_contact_owner AS "assignContactOwner", s.crm_object_type AS "crmObjectType",
          r.body, r.created_at AS "receivedAt"

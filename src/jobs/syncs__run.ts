@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmEvent, type CrmOutcome, type CrmState } from '../connectors/crm/index.js';
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
+import { CrmBudgetStore } from '../db/crm-budget-store.js';
+import { budgetFor } from '../domain/crm-budget.js';
 import { openSecret, sealSecret } from '../domain/secrets.js';
 import { enqueue } from './enqueue.js';
 import { SyncStore, type Final, type SyncContext, type SyncRow } from './sync-store.js';
@@ -25,7 +27,8 @@ export const syncsRun = defineTask({
   handler(env) {
     // One store per worker process: it groups the database work of the jobs running at once.
     const store = new SyncStore(env.pool);
-    return (payload, helpers) => runSync(env, store, payload, helpers);
+    const budgets = new CrmBudgetStore(env.pool);
+    return (payload, helpers) => runSync(env, { store, budgets }, payload, helpers);
   },
 });
 
@@ -38,7 +41,12 @@ export function syncRetryJobKey(syncId: bigint | number): string {
  * Runs any number of times for one request with one outcome: the sync row is keyed by the request, a
  * recorded outcome ends the job early, and the connector resumes from the steps `crm_state` says are done.
  */
-async function runSync(deps: JobDeps, store: SyncStore, payload: { requestId: number; retry?: boolean | undefined }, helpers: JobHelpers): Promise<void> {
+async function runSync(
+  deps: JobDeps,
+  { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
+  payload: { requestId: number; retry?: boolean | undefined },
+  helpers: JobHelpers,
+): Promise<void> {
   const { requestId } = payload;
   const retry = payload.retry === true;
   const loaded = await store.load(requestId, retry);
@@ -53,9 +61,10 @@ async function runSync(deps: JobDeps, store: SyncStore, payload: { requestId: nu
   const blocked = blocker(context);
   if (blocked) return store.finish(sync, context, retry, { status: 'error', ...blocked });
 
-  const result = await write(deps, store, sync, context, parsed.event);
+  const result = await write(deps, { store, budgets }, sync, context, parsed.event);
   if (result.kind === 'reschedule') {
-    if (sync.attempts <= (deps.maxReschedules ?? 8)) {
+    // Waiting for the connection's budget is not a failure: only the CRM's own refusals count.
+    if (result.throttled || sync.attempts <= (deps.maxReschedules ?? 8)) {
       // A CRM that asks us to wait: come back when it says.
       await enqueue(helpers, syncsRun, { requestId, retry }, { runAt: new Date(Date.now() + result.waitMs) });
       return;
@@ -75,13 +84,20 @@ function blocker(context: SyncContext): { error: Record<string, unknown>; failur
   return null;
 }
 
-type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; waitMs: number; error: Record<string, unknown> };
+type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; waitMs: number; throttled: boolean; error: Record<string, unknown> };
 
 /** The CRM writes, credentials opened here only; a retryable failure asks to be rescheduled. */
-async function write(deps: JobDeps, store: SyncStore, sync: SyncRow, context: SyncContext, event: InboundEvent): Promise<WriteResult> {
+async function write(
+  deps: JobDeps,
+  { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
+  sync: SyncRow,
+  context: SyncContext,
+  event: InboundEvent,
+): Promise<WriteResult> {
   let connector;
   try {
-    connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), deps.crm);
+    const gate = { store: budgets, connectionId: context.connectionId, budget: budgetFor(context.crm, context.crmRateLimit, deps.crm.budgets) };
+    connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), { ...deps.crm, gate });
   } catch (error) {
     if (error instanceof CrmError)
       return { kind: 'final', outcome: { status: 'error', error: { message: error.message }, failure: 'crm_authentication_failed' } };
@@ -115,7 +131,11 @@ async function write(deps: JobDeps, store: SyncStore, sync: SyncRow, context: Sy
     const details: Record<string, unknown> = { message: error.message };
     if (error.httpStatus !== undefined) details.httpStatus = error.httpStatus;
     if (error.payload !== undefined) details.response = error.payload;
-    if (error.retryable) return { kind: 'reschedule', waitMs: Math.max(1_000, error.retryAfterMs ?? backoffMs(sync.attempts)), error: details };
+    if (error.retryable) {
+      // Throttled syncs of a busy connection come back spread over a second, not all at the instant a slot frees.
+      const waitMs = Math.max(1_000, error.retryAfterMs ?? backoffMs(sync.attempts)) + (error.throttled ? Math.floor(Math.random() * 1_000) : 0);
+      return { kind: 'reschedule', waitMs, throttled: error.throttled, error: details };
+    }
     return {
       kind: 'final',
       outcome: { status: 'error', error: details, failure: error.kind === 'auth' ? 'crm_authentication_failed' : 'crm_rejected_writes' },

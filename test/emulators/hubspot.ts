@@ -40,6 +40,8 @@ export interface LoggedRequest {
   path: string;
   status: number;
   at: number;
+  /** The bearer token it carried (empty without one). */
+  token: string;
 }
 
 export interface HubspotEmulatorOptions {
@@ -50,6 +52,8 @@ export interface HubspotEmulatorOptions {
   /** Each refresh returns a new refresh token and voids the old one. HubSpot does not by default. */
   rotateRefreshTokens?: boolean;
   owners?: HsOwner[];
+  /** HubSpot's rolling ten-second limit per access token (e.g. 100 or 190); unset: no limit. */
+  requestsPer10s?: number;
 }
 
 type ObjectType = 'contacts' | 'companies' | 'emails' | 'notes' | 'tasks';
@@ -126,6 +130,10 @@ export class HubspotEmulator {
   expiredTokens = new Set<string>();
   refreshTokens = new Set<string>();
   rotateRefreshTokens: boolean;
+  /** The rolling ten-second limit per access token; undefined: none. */
+  requestsPer10s: number | undefined;
+  /** Per token, when its requests in the last ten seconds were made (429s included, as HubSpot counts them). */
+  private readonly windows = new Map<string, number[]>();
 
   private readonly server: http.Server;
   private readonly plan = new FaultPlan();
@@ -137,6 +145,7 @@ export class HubspotEmulator {
     this.clientId = options.clientId ?? 'hs-client-id';
     this.clientSecret = options.clientSecret ?? 'hs-client-secret';
     this.rotateRefreshTokens = options.rotateRefreshTokens ?? false;
+    this.requestsPer10s = options.requestsPer10s;
     this.owners = options.owners ?? [{ id: '501', email: 'rep@seller.test', firstName: 'Rita', lastName: 'Rep', userId: 9001 }];
     this.server = http.createServer((req, res) => void this.handle(req, res));
   }
@@ -188,7 +197,8 @@ export class HubspotEmulator {
     const body = await readBody(req);
     await this.plan.wait(url.pathname);
     const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
-      this.requests.push({ method: req.method ?? '', path: url.pathname, status, at: Date.now() });
+      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      this.requests.push({ method: req.method ?? '', path: url.pathname, status, at: Date.now(), token });
       if (res.destroyed) return;
       res.writeHead(status, { 'content-type': 'application/json;charset=utf-8', ...headers });
       res.end(payload === undefined ? '' : JSON.stringify(payload));
@@ -200,16 +210,56 @@ export class HubspotEmulator {
       if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);
       const auth = this.authenticate(req);
       if (auth) return answer(401, auth);
+      const limit = this.rateLimit(req);
+      if (limit.exceeded) return answer(429, faultBody(429), limit.headers);
+      const limited = (status: number, payload?: unknown) => answer(status, payload, limit.headers);
       if (req.method !== 'GET' && req.method !== 'DELETE' && !/^application\/json/.test(req.headers['content-type'] ?? '')) {
         return answer(415, error('VALIDATION_ERROR', 'Content-Type must be application/json'));
       }
       const json = body.length > 0 ? parseJson(body) : undefined;
-      if (json === INVALID) return answer(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
+      if (json === INVALID) return limited(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
       const [status, payload] = this.route(req.method ?? 'GET', url, json);
-      answer(status, payload);
+      limited(status, payload);
     } catch (e) {
       answer(500, error('INTERNAL_ERROR', e instanceof Error ? e.message : 'internal error'));
     }
+  }
+
+  /**
+   * HubSpot's TEN_SECONDLY_ROLLING policy for the request's token: every answer carries the
+   * `X-HubSpot-RateLimit-*` headers; past the limit, a 429 with `Retry-After` (whole seconds until the
+   * oldest request of the window leaves it). No limit set: no headers, no 429.
+   */
+  private rateLimit(req: http.IncomingMessage): { exceeded: boolean; headers: Record<string, string> } {
+    const max = this.requestsPer10s;
+    if (max === undefined) return { exceeded: false, headers: {} };
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const now = Date.now();
+    const recent = (this.windows.get(token) ?? []).filter((at) => at > now - 10_000);
+    recent.push(now);
+    this.windows.set(token, recent);
+    const exceeded = recent.length > max;
+    const headers: Record<string, string> = {
+      'x-hubspot-ratelimit-interval-milliseconds': '10000',
+      'x-hubspot-ratelimit-max': String(max),
+      'x-hubspot-ratelimit-remaining': String(Math.max(0, max - recent.length)),
+    };
+    if (exceeded) headers['retry-after'] = String(Math.max(1, Math.ceil((recent[recent.length - 1 - max]! + 10_000 - now) / 1000)));
+    return { exceeded, headers };
+  }
+
+  /** The most requests made in any ten seconds (429s included), from the request log; with `token`, only its requests. */
+  busiestTenSeconds(token?: string): number {
+    const times = this.requests
+      .filter((r) => token === undefined || r.token === token)
+      .map((r) => r.at)
+      .sort((a, b) => a - b);
+    let best = 0;
+    for (let i = 0, j = 0; i < times.length; i += 1) {
+      while (times[i]! - times[j]! >= 10_000) j += 1;
+      best = Math.max(best, i - j + 1);
+    }
+    return best;
   }
 
   private authenticate(req: http.IncomingMessage): unknown {

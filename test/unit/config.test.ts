@@ -43,6 +43,7 @@ const DEFAULTS: Config = {
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   hubspotBaseUrl: 'https://api.hubapi.com',
   salesforceLoginUrl: 'https://login.salesforce.com',
+  crmBudgets: { hubspotRequestsPer10s: 100, salesforceMaxConcurrency: 10 },
   smartleadBaseUrl: 'https://server.smartlead.ai',
   instantlyBaseUrl: 'https://api.instantly.ai',
   forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
@@ -81,6 +82,8 @@ const ALL_VARIABLES = [
   'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_CONCURRENCY',
   'WEBHOOK_MAX_IN_FLIGHT',
+  'HUBSPOT_REQUESTS_PER_10S',
+  'SALESFORCE_MAX_CONCURRENCY',
 ] as const;
 
 describe('loadConfig defaults', () => {

@@ -11,14 +11,17 @@ export class CrmError extends Error {
   readonly httpStatus?: number;
   readonly retryAfterMs?: number;
   readonly payload?: unknown;
+  /** No request was sent: the connection's budget is used up or paused (waiting is not a failure of the sync). */
+  readonly throttled: boolean;
 
-  constructor(kind: CrmErrorKind, message: string, details: { httpStatus?: number; retryAfterMs?: number; payload?: unknown } = {}) {
+  constructor(kind: CrmErrorKind, message: string, details: { httpStatus?: number; retryAfterMs?: number; payload?: unknown; throttled?: boolean } = {}) {
     super(message);
     this.name = 'CrmError';
     this.kind = kind;
     if (details.httpStatus !== undefined) this.httpStatus = details.httpStatus;
     if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
     if (details.payload !== undefined) this.payload = details.payload;
+    this.throttled = details.throttled ?? false;
   }
 
   /** Whether the job layer should try again later. */

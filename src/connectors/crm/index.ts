@@ -1,4 +1,7 @@
+import type { CrmBudgetStore } from '../../db/crm-budget-store.js';
+import type { CrmBudget } from '../../domain/crm-budget.js';
 import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
+import { gatedHttp } from './gate.js';
 import { hubspotConnector, hubspotCredentials } from './hubspot.js';
 import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce.js';
 import { CrmError } from './errors.js';
@@ -22,6 +25,10 @@ export interface CrmConfig {
   timeoutMs?: number;
   salesforceApiVersion?: string;
   now?: () => number;
+  /** HUBSPOT_REQUESTS_PER_10S and SALESFORCE_MAX_CONCURRENCY: the budgets of connections that name none. */
+  budgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
+  /** The connection's shared request budget: every call takes a slot of it (src/connectors/crm/gate.ts). */
+  gate?: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget };
 }
 
 /** CRM kinds with a connector (Connection.crm, uppercase). */
@@ -46,6 +53,7 @@ export function crmConnector(crm: string, credentials: unknown, config: CrmConfi
     http = createHttpClient({ allowPrivate: config.outboundAllowPrivate, userAgent: 'pipeline-sync-service' });
     sharedClients.set(config.outboundAllowPrivate, http);
   }
+  if (config.gate) http = gatedHttp(http, { ...config.gate, crmName: kind === 'HUBSPOT' ? 'HubSpot' : 'Salesforce' });
   const deps = {
     http,
     retry: { ...DEFAULT_RETRY, ...config.retry },

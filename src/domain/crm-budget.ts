@@ -1,0 +1,92 @@
+/**
+ * A connection's CRM request budget (issue 15): how many requests the CRM account takes, when the next
+ * one may go, and what in an answer means "stop for a while". Shared by every worker process through
+ * PostgreSQL (src/db/crm-budget-store.ts); these rules are pure.
+ */
+
+/** HubSpot: requests per rolling window; Salesforce: requests in flight at once. */
+export type CrmBudget = { kind: 'window'; requests: number; windowMs: number } | { kind: 'concurrency'; max: number };
+
+/** The budgets when neither the connection nor the environment names one. */
+const DEFAULT_BUDGETS = { hubspotRequestsPer10s: 100, salesforceMaxConcurrency: 10 } as const;
+
+/** A lease older than this is a process that died holding it: it no longer counts. */
+export const LEASE_EXPIRY_MS = 120_000;
+
+/**
+ * The budget of a connection: its own `crmRateLimit` (`{requestsPer10s}` for HubSpot, `{maxConcurrency}`
+ * for Salesforce, as the fixture format says) over the environment's defaults for all connections.
+ */
+export function budgetFor(
+  crm: string,
+  override: unknown,
+  defaults: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number } = DEFAULT_BUDGETS,
+): CrmBudget {
+  const own = override !== null && typeof override === 'object' ? (override as Record<string, unknown>) : {};
+  if (crm.toUpperCase() === 'SALESFORCE') {
+    const max = positive(own.maxConcurrency) ?? defaults.salesforceMaxConcurrency;
+    return { kind: 'concurrency', max };
+  }
+  return { kind: 'window', requests: positive(own.requestsPer10s) ?? defaults.hubspotRequestsPer10s, windowMs: 10_000 };
+}
+
+/** What the store keeps per connection: recent request times (window), leases held (concurrency), a pause. */
+export interface BudgetState {
+  /** Epoch ms of the requests still in the window, oldest first (window budgets). */
+  hits: readonly number[];
+  /** Epoch ms each lease was taken, oldest first (concurrency budgets). */
+  leases: readonly number[];
+  pausedUntilMs: number | null;
+}
+
+/**
+ * How long until one more request may go (0: now). A pause holds everything until it ends; a window
+ * budget frees a slot when its oldest request leaves the window; a concurrency budget has no time to
+ * promise, so a short wait is named (a lease ends with its request).
+ */
+export function waitForSlot(state: BudgetState, budget: CrmBudget, nowMs: number): number {
+  const paused = state.pausedUntilMs !== null && state.pausedUntilMs > nowMs ? state.pausedUntilMs - nowMs : 0;
+  if (budget.kind === 'window') {
+    const live = state.hits.filter((at) => at > nowMs - budget.windowMs);
+    const full = live.length >= budget.requests ? live[live.length - budget.requests]! + budget.windowMs - nowMs : 0;
+    return Math.max(paused, full);
+  }
+  const held = state.leases.filter((at) => at > nowMs - LEASE_EXPIRY_MS).length;
+  return Math.max(paused, held >= budget.max ? CONCURRENCY_RETRY_MS : 0);
+}
+
+/** How soon a full concurrency budget is asked again. */
+const CONCURRENCY_RETRY_MS = 250;
+
+/** Why and until when a CRM answer pauses its connection. */
+export interface Pause {
+  untilMs: number;
+  reason: string;
+}
+
+/**
+ * Whether an answer says the account's limit is reached: a 429 (until its `Retry-After`, else a whole
+ * window), Salesforce's `REQUEST_LIMIT_EXCEEDED` (a minute), or HubSpot's `X-HubSpot-RateLimit-Remaining:
+ * 0` on a success (a second: the budget's own window already holds requests until a slot frees, and a
+ * whole window's pause after every full window would halve a burst's speed; this catches the account
+ * being shared with another app).
+ */
+export function pauseFromAnswer(
+  answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string },
+  retryAfterMs: number | undefined,
+  nowMs: number,
+): Pause | null {
+  const header = (name: string) => {
+    const value = answer.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const intervalMs = Number(header('x-hubspot-ratelimit-interval-milliseconds')) || 10_000;
+  if (answer.status === 429) return { untilMs: nowMs + (retryAfterMs ?? intervalMs), reason: 'the CRM answered 429 Too Many Requests' };
+  if (answer.text.includes('REQUEST_LIMIT_EXCEEDED')) return { untilMs: nowMs + 60_000, reason: 'Salesforce answered REQUEST_LIMIT_EXCEEDED' };
+  if (header('x-hubspot-ratelimit-remaining') === '0') return { untilMs: nowMs + 1_000, reason: "HubSpot's rate-limit window is used up" };
+  return null;
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}

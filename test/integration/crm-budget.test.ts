@@ -1,0 +1,110 @@
+/**
+ * A connection's CRM request budget, shared by worker processes through PostgreSQL: two real worker
+ * processes syncing one HubSpot connection stay within its requests per 10 s (the HubSpot emulator
+ * enforces the same limit and would answer 429), a 429 pauses the connection for both, and a paused
+ * connection does not hold up another's syncs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sealSecret } from '../../src/domain/secrets.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { seedTestAccounts } from '../support/accounts.js';
+import { TEST_ENCRYPTION_KEY } from '../support/database.js';
+import { ingest, smartleadEvent } from '../support/forwarding.js';
+import { useTestServer } from '../support/server.js';
+import { startService, type ServiceProcess } from '../support/service-process.js';
+import { eventually } from '../support/worker.js';
+
+const ctx = useTestServer();
+const BUDGET = 20;
+const TOKEN = { busy: 'budget-busy-token', other: 'budget-other-token' };
+
+let hubspot: HubspotEmulator;
+let workers: ServiceProcess[] = [];
+let busy: { connectionId: number; code: string };
+let other: { connectionId: number; code: string };
+
+beforeAll(async () => {
+  const ids = await seedTestAccounts(ctx.db.prisma);
+  hubspot = await startHubspotEmulator({ accessToken: TOKEN.busy, requestsPer10s: BUDGET });
+  hubspot.accessTokens.add(TOKEN.other);
+  const connection = async (token: string, code: string) => {
+    const created = await ctx.db.prisma.connection.create({
+      data: {
+        accountId: ids.accounts.acme!,
+        crm: 'HUBSPOT',
+        credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: token })),
+        crmRateLimit: { requestsPer10s: BUDGET },
+      },
+    });
+    await ctx.db.prisma.source.create({ data: { connectionId: created.id, platform: 'smartlead', ingressCode: code } });
+    return { connectionId: created.id, code };
+  };
+  busy = await connection(TOKEN.busy, 'budgetBusySource01');
+  other = await connection(TOKEN.other, 'budgetOtherSource01');
+  const env = {
+    DATABASE_URL: ctx.db.url,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+    OUTBOUND_ALLOW_PRIVATE: 'true',
+    HUBSPOT_BASE_URL: hubspot.url,
+    LOG_LEVEL: 'info',
+  };
+  workers = [startService('worker', env), startService('worker', env)];
+  await Promise.all(workers.map((w) => w.waitFor('"msg":"started"')));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await hubspot?.close();
+});
+
+/** Waits until every request has a sync outcome; returns their statuses. */
+function outcomes(requestIds: number[], ms = 60_000): Promise<string[]> {
+  return eventually(
+    async () => {
+      const rows = await ctx.db.query<{ status: string | null }>('SELECT status::text AS status FROM syncs WHERE request_id = ANY($1::bigint[])', [requestIds]);
+      return rows.length === requestIds.length && rows.every((r) => r.status !== null) ? rows.map((r) => r.status as string) : undefined;
+    },
+    ms,
+    `${requestIds.length} sync outcomes`,
+  );
+}
+
+const send = (code: string, n: number, tag: string) =>
+  Promise.all(Array.from({ length: n }, (_, i) => ingest(ctx.server.baseUrl, code, smartleadEvent('EMAIL_SENT', `${tag}-${i}@prospect.test`))));
+
+describe('a connection busier than its CRM budget', () => {
+  it('is synced by two worker processes within its requests per 10 s, without a single 429', async () => {
+    const requestIds = await send(busy.code, 24, 'burst');
+    expect(await outcomes(requestIds)).toEqual(requestIds.map(() => 'success'));
+    const calls = hubspot.requests.filter((r) => r.token === TOKEN.busy);
+    // More calls than one window holds: the budget was what paced them.
+    expect(calls.length).toBeGreaterThan(BUDGET);
+    expect(hubspot.busiestTenSeconds(TOKEN.busy)).toBeLessThanOrEqual(BUDGET);
+    expect(calls.filter((r) => r.status === 429)).toEqual([]);
+  }, 90_000);
+
+  it('pauses the connection for both workers when the CRM answers 429, until its Retry-After', async () => {
+    hubspot.failNext(1, { status: 429, retryAfter: 3 });
+    const requestIds = await send(busy.code, 4, 'paused');
+    expect(await outcomes(requestIds)).toEqual(requestIds.map(() => 'success'));
+    const calls = hubspot.requests.filter((r) => r.token === TOKEN.busy);
+    const refused = calls.findIndex((r) => r.status === 429);
+    expect(refused).toBeGreaterThanOrEqual(0);
+    const next = calls.slice(refused + 1).find((r) => r.at > calls[refused]!.at);
+    expect(next!.at - calls[refused]!.at).toBeGreaterThanOrEqual(2_900);
+  }, 60_000);
+
+  it("keeps another connection's syncs flowing while one is paused", async () => {
+    await ctx.db.query("UPDATE crm_budgets SET paused_until = now() + interval '8 seconds', pause_reason = 'test' WHERE connection_id = $1", [
+      busy.connectionId,
+    ]);
+    const pausedAt = Date.now();
+    const held = await send(busy.code, 3, 'held');
+    const flowing = await send(other.code, 3, 'flowing');
+    expect(await outcomes(flowing, 7_000)).toEqual(['success', 'success', 'success']);
+    const heldNow = await ctx.db.query<{ status: string | null }>('SELECT status::text AS status FROM syncs WHERE request_id = ANY($1::bigint[])', [held]);
+    expect(heldNow.every((r) => r.status === null)).toBe(true);
+    expect(hubspot.requests.filter((r) => r.token === TOKEN.busy && r.at > pausedAt + 100)).toEqual([]);
+    expect(await outcomes(held, 30_000)).toEqual(['success', 'success', 'success']);
+  }, 60_000);
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { budgetFor, LEASE_EXPIRY_MS, pauseFromAnswer, waitForSlot } from '../../src/domain/crm-budget.js';
+
+const T = 1_700_000_000_000;
+const window = { kind: 'window', requests: 3, windowMs: 10_000 } as const;
+const state = (hits: number[] = [], leases: number[] = [], pausedUntilMs: number | null = null) => ({ hits, leases, pausedUntilMs });
+
+describe('budgetFor', () => {
+  it("takes the connection's own limit, else the environment's, per CRM", () => {
+    expect(budgetFor('HUBSPOT', { requestsPer10s: 190 })).toEqual({ kind: 'window', requests: 190, windowMs: 10_000 });
+    expect(budgetFor('hubspot', null)).toEqual({ kind: 'window', requests: 100, windowMs: 10_000 });
+    expect(budgetFor('HUBSPOT', {}, { hubspotRequestsPer10s: 150, salesforceMaxConcurrency: 4 })).toEqual({ kind: 'window', requests: 150, windowMs: 10_000 });
+    expect(budgetFor('SALESFORCE', { maxConcurrency: 3 })).toEqual({ kind: 'concurrency', max: 3 });
+    expect(budgetFor('SALESFORCE', { maxConcurrency: -1 })).toEqual({ kind: 'concurrency', max: 10 });
+  });
+});
+
+describe('waitForSlot', () => {
+  it('lets a request go at once while the window has room', () => {
+    expect(waitForSlot(state([T - 9_000, T - 1_000]), window, T)).toBe(0);
+    // Hits older than the window no longer count.
+    expect(waitForSlot(state([T - 12_000, T - 11_000, T - 10_000, T - 1]), window, T)).toBe(0);
+  });
+
+  it('says when the oldest request of a full window leaves it', () => {
+    expect(waitForSlot(state([T - 9_000, T - 5_000, T - 1_000]), window, T)).toBe(1_000);
+    expect(waitForSlot(state([T - 9_500, T - 9_000, T - 5_000, T - 1_000]), window, T)).toBe(1_000);
+  });
+
+  it('holds everything until a pause ends, whichever is later', () => {
+    expect(waitForSlot(state([], [], T + 3_000), window, T)).toBe(3_000);
+    expect(waitForSlot(state([T - 9_000, T - 5_000, T - 1_000], [], T + 500), window, T)).toBe(1_000);
+    expect(waitForSlot(state([], [], T - 1), window, T)).toBe(0);
+  });
+
+  it('counts leases for a concurrency budget, forgetting those a dead process left behind', () => {
+    const budget = { kind: 'concurrency', max: 2 } as const;
+    expect(waitForSlot(state([], [T - 10]), budget, T)).toBe(0);
+    expect(waitForSlot(state([], [T - 10, T - 5]), budget, T)).toBeGreaterThan(0);
+    expect(waitForSlot(state([], [T - LEASE_EXPIRY_MS - 1, T - 5]), budget, T)).toBe(0);
+  });
+});
+
+describe('pauseFromAnswer', () => {
+  const answer = (status: number, headers: Record<string, string> = {}, text = '') => ({ status, headers, text });
+
+  it('pauses a 429 until its Retry-After, else a whole window', () => {
+    expect(pauseFromAnswer(answer(429), 3_000, T)).toMatchObject({ untilMs: T + 3_000 });
+    expect(pauseFromAnswer(answer(429, { 'x-hubspot-ratelimit-interval-milliseconds': '10000' }), undefined, T)).toMatchObject({ untilMs: T + 10_000 });
+  });
+
+  it("pauses a moment when HubSpot says the window is used up, and a minute on Salesforce's REQUEST_LIMIT_EXCEEDED", () => {
+    expect(pauseFromAnswer(answer(201, { 'x-hubspot-ratelimit-remaining': '0' }), undefined, T)).toMatchObject({ untilMs: T + 1_000 });
+    expect(pauseFromAnswer(answer(403, {}, '[{"errorCode":"REQUEST_LIMIT_EXCEEDED","message":"TotalRequests Limit exceeded."}]'), undefined, T)).toMatchObject({
+      untilMs: T + 60_000,
+    });
+  });
+
+  it('leaves other answers alone', () => {
+    expect(pauseFromAnswer(answer(200, { 'x-hubspot-ratelimit-remaining': '5' }), undefined, T)).toBeNull();
+    expect(pauseFromAnswer(answer(500), 2_000, T)).toBeNull();
+  });
+});
