@@ -1,6 +1,14 @@
 import { builder } from './builder.js';
 import { accessibleConnections } from './access.js';
 
+const CrmPause = builder.objectRef<{ until: Date; reason: string | null }>('CrmPause').implement({
+  description: 'A connection held back by its CRM rate limit: no CRM call until `until`.',
+  fields: (t) => ({
+    until: t.expose('until', { type: 'DateTime', description: 'When calls may resume.' }),
+    reason: t.exposeString('reason', { nullable: true, description: 'What the CRM answered (429, REQUEST_LIMIT_EXCEEDED, a used-up window).' }),
+  }),
+});
+
 const ConnectionCapabilities = builder.objectRef<{ sync: boolean; destinations: boolean; blocklists: boolean }>('ConnectionCapabilities').implement({
   description: 'What the connection can do.',
   fields: (t) => ({
@@ -30,6 +38,17 @@ builder.prismaObject('Connection', {
       description: 'Whether credentials are stored (their content is never exposed).',
       select: { credentialsEncrypted: true },
       resolve: (connection) => connection.credentialsEncrypted !== null,
+    }),
+    crmPause: t.field({
+      type: CrmPause,
+      nullable: true,
+      description: 'Support staff only: the pause its CRM rate limit imposes now, if any (null for API keys).',
+      select: { crmBudget: { select: { pausedUntil: true, pauseReason: true } } },
+      resolve: (c, _args, ctx) => {
+        const paused = c.crmBudget?.pausedUntil;
+        if (ctx.viewer.kind !== 'staff' || !paused || paused.getTime() <= Date.now()) return null;
+        return { until: paused, reason: c.crmBudget?.pauseReason ?? null };
+      },
     }),
     deletedAt: t.expose('deletedAt', { type: 'DateTime', nullable: true, description: 'Set when the connection was deleted.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the connection was created.' }),

@@ -10,7 +10,7 @@ import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot
 import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { ingest, smartleadEvent } from '../support/forwarding.js';
-import { useTestServer } from '../support/server.js';
+import { SUPPORT_TOKEN, useTestServer } from '../support/server.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { eventually } from '../support/worker.js';
 
@@ -20,11 +20,13 @@ const TOKEN = { busy: 'budget-busy-token', other: 'budget-other-token' };
 
 let hubspot: HubspotEmulator;
 let workers: ServiceProcess[] = [];
+let acme: number;
 let busy: { connectionId: number; code: string };
 let other: { connectionId: number; code: string };
 
 beforeAll(async () => {
   const ids = await seedTestAccounts(ctx.db.prisma);
+  acme = ids.accounts.acme!;
   hubspot = await startHubspotEmulator({ accessToken: TOKEN.busy, requestsPer10s: BUDGET });
   hubspot.accessTokens.add(TOKEN.other);
   const connection = async (token: string, code: string) => {
@@ -105,6 +107,16 @@ describe('a connection busier than its CRM budget', () => {
     const heldNow = await ctx.db.query<{ status: string | null }>('SELECT status::text AS status FROM syncs WHERE request_id = ANY($1::bigint[])', [held]);
     expect(heldNow.every((r) => r.status === null)).toBe(true);
     expect(hubspot.requests.filter((r) => r.token === TOKEN.busy && r.at > pausedAt + 100)).toEqual([]);
+    // Support staff see the pause, and why.
+    const res = await fetch(`${ctx.server.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SUPPORT_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ account(id: ${acme}) { connections { id crmPause { until reason } } } }` }),
+    });
+    const { data } = (await res.json()) as { data: { account: { connections: Array<{ id: number; crmPause: { until: string; reason: string } | null }> } } };
+    const shown = data.account.connections.find((c) => c.id === busy.connectionId);
+    expect(shown?.crmPause).toEqual({ until: expect.any(String), reason: 'test' });
+    expect(data.account.connections.find((c) => c.id === other.connectionId)?.crmPause).toBeNull();
     expect(await outcomes(held, 30_000)).toEqual(['success', 'success', 'success']);
   }, 60_000);
 });
