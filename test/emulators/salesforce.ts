@@ -31,6 +31,8 @@ export interface SalesforceEmulatorOptions {
   /** Each refresh returns a new refresh token and voids the old one. */
   rotateRefreshTokens?: boolean;
   users?: Array<{ Id: string; Email: string; IsActive: boolean; Name?: string }>;
+  /** The org's cap on concurrent API requests (production: 25 long-running ones); unset: none. */
+  maxConcurrency?: number;
 }
 
 type SObject = 'Contact' | 'Lead' | 'Task' | 'User';
@@ -110,6 +112,11 @@ export class SalesforceEmulator {
   accessTokens = new Set<string>();
   refreshTokens = new Set<string>();
   rotateRefreshTokens: boolean;
+  /** The cap on concurrent API requests; past it, 403 REQUEST_LIMIT_EXCEEDED. Undefined: none. */
+  maxConcurrency: number | undefined;
+  /** The most API requests that were in progress at once. */
+  peakConcurrency = 0;
+  private inFlight = 0;
 
   private readonly login: http.Server;
   private readonly instance: http.Server;
@@ -122,6 +129,7 @@ export class SalesforceEmulator {
     this.clientId = options.clientId ?? 'sf-consumer-key';
     this.clientSecret = options.clientSecret ?? 'sf-consumer-secret';
     this.rotateRefreshTokens = options.rotateRefreshTokens ?? false;
+    this.maxConcurrency = options.maxConcurrency;
     const users = options.users ?? [
       { Id: API_USER, Email: 'integration@seller.test', IsActive: true, Name: 'Integration User' },
       { Id: '005000000000002AAA', Email: 'rep@seller.test', IsActive: true, Name: 'Rita Rep' },
@@ -179,9 +187,14 @@ export class SalesforceEmulator {
 
   private async handle(via: 'login' | 'instance', req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
+    // Counted from arrival to answer, as the org counts a request in progress.
+    const counted = url.pathname.startsWith('/services/data/');
+    if (counted) this.peakConcurrency = Math.max(this.peakConcurrency, ++this.inFlight);
     const body = await readBody(req);
-    await this.plan.wait(url.pathname);
+    const over = counted && this.maxConcurrency !== undefined && this.inFlight > this.maxConcurrency;
+    if (!over) await this.plan.wait(url.pathname);
     const answer = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
+      if (counted) this.inFlight -= 1;
       this.requests.push({
         method: req.method ?? '',
         path: url.pathname,
@@ -195,6 +208,7 @@ export class SalesforceEmulator {
       res.end(payload === undefined ? '' : JSON.stringify(payload));
     };
     try {
+      if (over) return answer(403, [{ errorCode: 'REQUEST_LIMIT_EXCEEDED', message: 'ConcurrentPerOrgLongTxn Limit exceeded.' }]);
       const fault = this.plan.take(url.pathname);
       if (fault)
         return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { ingest, smartleadEvent } from '../support/forwarding.js';
@@ -19,23 +20,28 @@ const BUDGET = 20;
 const TOKEN = { busy: 'budget-busy-token', other: 'budget-other-token' };
 
 let hubspot: HubspotEmulator;
+let salesforce: SalesforceEmulator;
+const SF_CONCURRENCY = 2;
 let workers: ServiceProcess[] = [];
 let acme: number;
 let busy: { connectionId: number; code: string };
 let other: { connectionId: number; code: string };
+let sf: { connectionId: number; code: string };
 
 beforeAll(async () => {
   const ids = await seedTestAccounts(ctx.db.prisma);
   acme = ids.accounts.acme!;
   hubspot = await startHubspotEmulator({ accessToken: TOKEN.busy, requestsPer10s: BUDGET });
   hubspot.accessTokens.add(TOKEN.other);
-  const connection = async (token: string, code: string) => {
+  salesforce = await startSalesforceEmulator({ accessToken: 'budget-sf-token', maxConcurrency: SF_CONCURRENCY });
+  const connection = async (token: string, code: string, crm: 'HUBSPOT' | 'SALESFORCE' = 'HUBSPOT') => {
+    const credentials = crm === 'HUBSPOT' ? { accessToken: token } : { instanceUrl: salesforce.instanceUrl, accessToken: token };
     const created = await ctx.db.prisma.connection.create({
       data: {
         accountId: ids.accounts.acme!,
-        crm: 'HUBSPOT',
-        credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: token })),
-        crmRateLimit: { requestsPer10s: BUDGET },
+        crm,
+        credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials)),
+        crmRateLimit: crm === 'HUBSPOT' ? { requestsPer10s: BUDGET } : { maxConcurrency: SF_CONCURRENCY },
       },
     });
     await ctx.db.prisma.source.create({ data: { connectionId: created.id, platform: 'smartlead', ingressCode: code } });
@@ -43,11 +49,13 @@ beforeAll(async () => {
   };
   busy = await connection(TOKEN.busy, 'budgetBusySource01');
   other = await connection(TOKEN.other, 'budgetOtherSource01');
+  sf = await connection('budget-sf-token', 'budgetSalesforce01', 'SALESFORCE');
   const env = {
     DATABASE_URL: ctx.db.url,
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
     OUTBOUND_ALLOW_PRIVATE: 'true',
     HUBSPOT_BASE_URL: hubspot.url,
+    SALESFORCE_LOGIN_URL: salesforce.loginUrl,
     LOG_LEVEL: 'info',
   };
   workers = [startService('worker', env), startService('worker', env)];
@@ -57,6 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(workers.map((w) => w.stop()));
   await hubspot?.close();
+  await salesforce?.close();
 });
 
 /** Waits until every request has a sync outcome; returns their statuses. */
@@ -118,5 +127,20 @@ describe('a connection busier than its CRM budget', () => {
     expect(shown?.crmPause).toEqual({ until: expect.any(String), reason: 'test' });
     expect(data.account.connections.find((c) => c.id === other.connectionId)?.crmPause).toBeNull();
     expect(await outcomes(held, 30_000)).toEqual(['success', 'success', 'success']);
+  }, 60_000);
+});
+
+describe('a Salesforce connection', () => {
+  it('has at most its concurrency budget of requests in flight, across both workers, and never meets REQUEST_LIMIT_EXCEEDED', async () => {
+    salesforce.slow(150);
+    try {
+      const requestIds = await send(sf.code, 12, 'sf');
+      expect(await outcomes(requestIds)).toEqual(requestIds.map(() => 'success'));
+    } finally {
+      salesforce.slow(0);
+    }
+    expect(salesforce.peakConcurrency).toBeLessThanOrEqual(SF_CONCURRENCY);
+    expect(salesforce.requests.filter((r) => r.status === 403)).toEqual([]);
+    expect(salesforce.requests.filter((r) => r.via === 'instance').length).toBeGreaterThan(SF_CONCURRENCY * 3);
   }, 60_000);
 });
