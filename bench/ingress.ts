@@ -267,7 +267,12 @@ async function run(): Promise<number> {
     await q('VACUUM ANALYZE graphile_worker._private_jobs');
     await q('CHECKPOINT');
     const workers = Array.from({ length: WORKERS }, () =>
-      role('worker', { url: db.url, concurrency, hubspotBaseUrl: hubspot.url }, { ENCRYPTION_KEY: encryptionKey.toString('hex') }, true),
+      role(
+        'worker',
+        { url: db.url, concurrency, hubspotBaseUrl: hubspot.url, crmBudgets: { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 } },
+        { ENCRYPTION_KEY: encryptionKey.toString('hex') },
+        true,
+      ),
     );
     for (const w of workers) await w.next(/^ready$/);
     const [before] = await q<{ id: string; commits: string; updates: string; hot: string }>(

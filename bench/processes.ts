@@ -41,6 +41,8 @@ export interface WorkerSpec {
   hubspotBaseUrl: string;
   forwarding?: ForwardingConfig;
   webhooks?: WebhookConfig;
+  /** The CRM budgets of connections that name none (HUBSPOT_REQUESTS_PER_10S, SALESFORCE_MAX_CONCURRENCY); unset: the defaults. */
+  crmBudgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
 }
 
 /**
@@ -148,7 +150,12 @@ export async function workerRole(spec: WorkerSpec): Promise<void> {
   const logger = createLogger('warn', process.stderr);
   pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
   pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
-  const crm = { hubspotBaseUrl: spec.hubspotBaseUrl, salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true };
+  const crm = {
+    hubspotBaseUrl: spec.hubspotBaseUrl,
+    salesforceLoginUrl: 'http://127.0.0.1:9',
+    outboundAllowPrivate: true,
+    ...(spec.crmBudgets ? { budgets: spec.crmBudgets } : {}),
+  };
   const runner = await startWorker(
     pool,
     logger,

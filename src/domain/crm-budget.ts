@@ -15,19 +15,21 @@ export const LEASE_EXPIRY_MS = 120_000;
 
 /**
  * The budget of a connection: its own `crmRateLimit` (`{requestsPer10s}` for HubSpot, `{maxConcurrency}`
- * for Salesforce, as the fixture format says) over the environment's defaults for all connections.
+ * for Salesforce, as the fixture format says) over the environment's defaults for all connections; null
+ * when it has none (an environment default of 0: a CRM without limits, a benchmark of our own speed).
  */
 export function budgetFor(
   crm: string,
   override: unknown,
   defaults: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number } = DEFAULT_BUDGETS,
-): CrmBudget {
+): CrmBudget | null {
   const own = override !== null && typeof override === 'object' ? (override as Record<string, unknown>) : {};
   if (crm.toUpperCase() === 'SALESFORCE') {
     const max = positive(own.maxConcurrency) ?? defaults.salesforceMaxConcurrency;
-    return { kind: 'concurrency', max };
+    return max > 0 ? { kind: 'concurrency', max } : null;
   }
-  return { kind: 'window', requests: positive(own.requestsPer10s) ?? defaults.hubspotRequestsPer10s, windowMs: 10_000 };
+  const requests = positive(own.requestsPer10s) ?? defaults.hubspotRequestsPer10s;
+  return requests > 0 ? { kind: 'window', requests, windowMs: 10_000 } : null;
 }
 
 /** What the store keeps per connection: recent request times (window), leases held (concurrency), a pause. */

@@ -96,8 +96,9 @@ async function write(
 ): Promise<WriteResult> {
   let connector;
   try {
-    const gate = { store: budgets, connectionId: context.connectionId, budget: budgetFor(context.crm, context.crmRateLimit, deps.crm.budgets) };
-    connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), { ...deps.crm, gate });
+    const budget = budgetFor(context.crm, context.crmRateLimit, deps.crm.budgets);
+    const config = budget ? { ...deps.crm, gate: { store: budgets, connectionId: context.connectionId, budget } } : deps.crm;
+    connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), config);
   } catch (error) {
     if (error instanceof CrmError)
       return { kind: 'final', outcome: { status: 'error', error: { message: error.message }, failure: 'crm_authentication_failed' } };

@@ -56,7 +56,7 @@ export interface HubspotEmulatorOptions {
   requestsPer10s?: number;
 }
 
-type ObjectType = 'contacts' | 'companies' | 'emails' | 'notes' | 'tasks';
+export type ObjectType = 'contacts' | 'companies' | 'emails' | 'notes' | 'tasks';
 
 const ENUMS: Record<string, readonly string[]> = {
   hs_email_direction: ['EMAIL', 'INCOMING_EMAIL', 'FORWARDED_EMAIL'],
@@ -130,6 +130,8 @@ export class HubspotEmulator {
   expiredTokens = new Set<string>();
   refreshTokens = new Set<string>();
   rotateRefreshTokens: boolean;
+  /** Refuses (400 VALIDATION_ERROR) the creates it returns true for, alone or in a batch (tests of partial batch answers). */
+  refuseCreate: ((type: ObjectType, properties: Record<string, string>) => boolean) | undefined;
   /** The rolling ten-second limit per access token; undefined: none. */
   requestsPer10s: number | undefined;
   /** Per token, when its requests in the last ten seconds were made (429s included, as HubSpot counts them). */
@@ -300,6 +302,7 @@ export class HubspotEmulator {
     const path = url.pathname;
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/crm/v3/objects/contacts/batch/upsert') return this.upsertContacts(json);
+    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(emails|notes|tasks)\/batch\/create$/.exec(path))) return this.createMany(m[1] as ObjectType, json);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path)))
       return this.search(m[1] as ObjectType, json);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)$/.exec(path))) return this.create(m[1] as ObjectType, json);
@@ -331,6 +334,29 @@ export class HubspotEmulator {
       return [200, { results }];
     }
     return [404, error('OBJECT_NOT_FOUND', `No route for ${method} ${path}`)];
+  }
+
+  /**
+   * Batch create (1 to 100 inputs, each `{properties, associations, objectWriteTraceId?}`): every input is
+   * created or refused on its own. All created: 201 `{status, results}`; some refused: 207 with `errors`,
+   * each naming the refused inputs' `objectWriteTraceId` in its `context`, as HubSpot's batch answers do.
+   */
+  private createMany(type: ObjectType, json: unknown): [number, unknown] {
+    const inputs = asRecord(json).inputs;
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 100)
+      return [400, error('VALIDATION_ERROR', 'inputs must be an array of 1 to 100 items')];
+    const results: unknown[] = [];
+    const errors: unknown[] = [];
+    for (const raw of inputs) {
+      const input = asRecord(raw);
+      const trace = typeof input.objectWriteTraceId === 'string' ? input.objectWriteTraceId : undefined;
+      const [status, answer] = this.create(type, input);
+      if (status === 201) results.push({ ...asRecord(answer), ...(trace ? { objectWriteTraceId: trace } : {}) });
+      else errors.push({ ...asRecord(answer), status: 'error', context: trace ? { objectWriteTraceId: [trace] } : {} });
+    }
+    const now = new Date().toISOString();
+    const body = { status: 'COMPLETE', results, startedAt: now, completedAt: now, ...(errors.length > 0 ? { numErrors: errors.length, errors } : {}) };
+    return [errors.length > 0 ? 207 : 201, body];
   }
 
   private upsertContacts(json: unknown): [number, unknown] {
@@ -377,6 +403,7 @@ export class HubspotEmulator {
     const problem = this.checkProperties(type, body.properties, true);
     if (problem) return [400, problem];
     const properties = stringify(asRecord(body.properties));
+    if (this.refuseCreate?.(type, properties)) return [400, error('VALIDATION_ERROR', `Property values were not valid for this ${type} object`)];
     if (type === 'contacts' && properties.email) {
       const existing = this.contactByEmail(properties.email.toLowerCase());
       if (existing) return [409, error('CONFLICT', `Contact already exists. Existing ID: ${existing.id}`)];

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
 import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
-import { CONTACT_UPSERTS } from '../../src/connectors/crm/hubspot.js';
+import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hubspot.js';
 import { type HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
 import { type SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
 
@@ -375,6 +375,63 @@ describe('HubSpot connector', () => {
 
       expect(upserts()).toHaveLength(2);
       expect(CONTACT_UPSERTS.size).toBe(0);
+    });
+  });
+
+  describe('syncs writing at once share one engagement create call', () => {
+    const creates = () => hs.requests.filter((r) => r.path === '/crm/v3/objects/emails/batch/create');
+    const write = (email: string, state: CrmState = {}) => {
+      // Bob's email has a subject the emulator can be told to refuse.
+      const rec = recorder(crmEvent({ email, ...(email.startsWith('bob') ? { subject: 'Refuse me' } : {}) }), NO_OPTIONS, state);
+      return { rec, outcome: connector('HUBSPOT', credentials, hubspotConfig(hs)).write(rec.run) };
+    };
+
+    it('creates the engagements of concurrent syncs in one batch call, each associated with its own contact', async () => {
+      const emails = ['ann@one.test', 'bob@two.test', 'cy@three.test', 'dee@four.test'];
+      const outcomes = await Promise.all(emails.map((email) => write(email).outcome));
+
+      expect(creates()).toHaveLength(1);
+      expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails')).toHaveLength(0);
+      expect(ENGAGEMENT_CREATES.size).toBe(0);
+      expect(hs.emails.size).toBe(4);
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('success');
+        const activity = outcome.result.activity as { id: string };
+        expect(hs.engagementsOf(outcome.result.contactId as string, 'emails').map((e) => e.id)).toEqual([activity.id]);
+      }
+    });
+
+    it('never writes an engagement twice when the batch call times out after HubSpot wrote it', async () => {
+      // The answer comes after the client gave up (2 s), but the engagements are written.
+      hs.slow(2_500, '/emails/batch/create');
+      const first = ['ann@one.test', 'bob@two.test', 'cy@three.test'].map((email) => write(email));
+      const errors = await Promise.all(first.map((w) => thrown(w.outcome)));
+      for (const error of errors) expect(error).toMatchObject({ kind: 'unavailable', retryable: true });
+      hs.slow(0);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(hs.emails.size).toBe(3);
+
+      // The next attempt of each sync starts from what it wrote ahead, finds its engagement, and creates nothing.
+      const again = await Promise.all(first.map((w, i) => write(['ann@one.test', 'bob@two.test', 'cy@three.test'][i]!, w.rec.persisted()).outcome));
+      expect(again.map((o) => o.status)).toEqual(['success', 'success', 'success']);
+      expect(hs.emails.size).toBe(3);
+      expect(creates()).toHaveLength(1);
+    });
+
+    it('sends an input the batch answer refused back to its own sync, and keeps the others written once', async () => {
+      hs.refuseCreate = (type, properties) => type === 'emails' && properties.hs_email_subject === 'Refuse me';
+      try {
+        const written = ['ann@one.test', 'bob@two.test', 'cy@three.test'].map((email) => write(email));
+        const results = await Promise.allSettled(written.map((w) => w.outcome));
+        expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+        expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ kind: 'rejected', httpStatus: 400 });
+        expect(creates().map((r) => r.status)).toEqual([207]);
+        // The refused one tried once more on its own (and was refused again); the others exist once.
+        expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails').map((r) => r.status)).toEqual([400]);
+        expect(hs.emails.size).toBe(2);
+      } finally {
+        hs.refuseCreate = undefined;
+      }
     });
   });
 

@@ -12,6 +12,10 @@ describe('budgetFor', () => {
     expect(budgetFor('HUBSPOT', {}, { hubspotRequestsPer10s: 150, salesforceMaxConcurrency: 4 })).toEqual({ kind: 'window', requests: 150, windowMs: 10_000 });
     expect(budgetFor('SALESFORCE', { maxConcurrency: 3 })).toEqual({ kind: 'concurrency', max: 3 });
     expect(budgetFor('SALESFORCE', { maxConcurrency: -1 })).toEqual({ kind: 'concurrency', max: 10 });
+    // An environment default of 0: no budget for connections that name none.
+    expect(budgetFor('HUBSPOT', null, { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 })).toBeNull();
+    expect(budgetFor('SALESFORCE', {}, { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 })).toBeNull();
+    expect(budgetFor('HUBSPOT', { requestsPer10s: 50 }, { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 })).toMatchObject({ requests: 50 });
   });
 });
 

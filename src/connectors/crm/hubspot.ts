@@ -4,7 +4,7 @@ import { Batcher } from '../../db/batcher.js';
 import { eventTraits } from '../../domain/event-types.js';
 import { companyDomainOf } from '../../domain/company-domain.js';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
-import { retryAfterMs, type HttpResponse } from '../http/client.js';
+import { OutboundError, retryAfterMs, type HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
 import { CrmSession, renewCredentials, type ConnectorDeps } from './session.js';
 import { sideStep } from './side-step.js';
@@ -228,10 +228,11 @@ async function upsertGroup(items: GroupedUpsert[]): Promise<({ id: string; creat
   if (items.length === 1) return [undefined];
   const inputs = new Map<string, Record<string, string>>();
   for (const item of items) inputs.set(item.email, { ...inputs.get(item.email), ...item.properties });
-  const body = await items[0]!.api.tryJson('contact', '/crm/v3/objects/contacts/batch/upsert', {
+  const answer = await items[0]!.api.tryPost('contact', '/crm/v3/objects/contacts/batch/upsert', {
     inputs: [...inputs].map(([email, properties]) => ({ id: email, idProperty: 'email', properties })),
   });
-  const { results } = asRecord(body);
+  // An upsert is safe to repeat: whatever became of the shared call, each sync may make its own.
+  const { results } = asRecord(answer.ok ? answer.body : undefined);
   // Results come in no promised order: matched by the email they carry.
   const byEmail = new Map<string, Record<string, unknown>>();
   for (const row of Array.isArray(results) ? results.map(asRecord) : []) {
@@ -330,6 +331,8 @@ type EngagementType = 'emails' | 'notes' | 'tasks';
 
 async function createEngagement(api: HubspotSession, type: EngagementType, contactId: string, properties: Record<string, string>): Promise<string> {
   const step = type === 'tasks' ? 'task' : 'activity';
+  const grouped = await ENGAGEMENT_CREATES.create(api, type, contactId, properties);
+  if (grouped !== undefined) return grouped;
   const body = await api.json(step, {
     method: 'POST',
     path: `/crm/v3/objects/${type}`,
@@ -340,6 +343,79 @@ async function createEngagement(api: HubspotSession, type: EngagementType, conta
     idempotent: false,
   });
   return requireId(body, step);
+}
+
+interface GroupedCreate {
+  api: HubspotSession;
+  type: EngagementType;
+  contactId: string;
+  properties: Record<string, string>;
+}
+
+/**
+ * The engagement creates of the syncs running at once in this process, per HubSpot account and type: one
+ * batch create call for up to 100 of them, each input with its contact association, instead of one call
+ * each. Each sync has written its create ahead (`activityPending`/`taskPending` with its hs_timestamp)
+ * before it gets here, so exactly-once holds as for a single create: an input the CRM refused goes back
+ * to the sync's own call (nothing was written), while a call whose fate is unknown (no answer, a 5xx, an
+ * input the answer does not mention) is `unavailable` for its syncs, whose next attempt looks for the
+ * engagement before creating it again.
+ */
+class EngagementCreates {
+  private readonly groups = new Map<string, { batcher: Batcher<GroupedCreate, string | CrmError | undefined>; users: number }>();
+
+  async create(api: HubspotSession, type: EngagementType, contactId: string, properties: Record<string, string>): Promise<string | undefined> {
+    const key = `${api.groupKey()}\n${type}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { batcher: new Batcher((items) => createGroup(items), { concurrency: 2, maxBatch: 100 }), users: 0 };
+      this.groups.set(key, group);
+    }
+    group.users += 1;
+    try {
+      const outcome = await group.batcher.load({ api, type, contactId, properties });
+      if (outcome instanceof CrmError) throw outcome;
+      return outcome;
+    } finally {
+      group.users -= 1;
+      if (group.users === 0 && this.groups.get(key) === group) this.groups.delete(key);
+    }
+  }
+
+  /** Accounts and types with syncs creating now (tests: nothing stays behind). */
+  get size(): number {
+    return this.groups.size;
+  }
+}
+
+export const ENGAGEMENT_CREATES = new EngagementCreates();
+
+/** One batch create for a group of syncs: per sync, the new id, its own call (undefined), or why not now. */
+async function createGroup(items: GroupedCreate[]): Promise<(string | CrmError | undefined)[]> {
+  if (items.length === 1) return [undefined];
+  const { type, api } = items[0]!;
+  const step = type === 'tasks' ? 'task' : 'activity';
+  const traces = items.map((_, i) => `sync-${i}-${Math.random().toString(36).slice(2, 10)}`);
+  const answer = await api.tryPost(step, `/crm/v3/objects/${type}/batch/create`, {
+    inputs: items.map((item, i) => ({
+      properties: item.properties,
+      associations: [{ to: { id: item.contactId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: TO_CONTACT[type] }] }],
+      objectWriteTraceId: traces[i],
+    })),
+  });
+  const unknown = () => new CrmError('unavailable', `HubSpot ${step} batch create: no clear answer, the next attempt looks for the engagement first`);
+  if (!answer.ok) return items.map(() => (answer.written === 'no' ? undefined : unknown()));
+  const body = asRecord(answer.body);
+  const created = new Map<string, string>();
+  for (const row of Array.isArray(body.results) ? body.results.map(asRecord) : []) {
+    if (typeof row.objectWriteTraceId === 'string' && typeof row.id === 'string') created.set(row.objectWriteTraceId, row.id);
+  }
+  const refused = new Set<string>();
+  for (const e of Array.isArray(body.errors) ? body.errors.map(asRecord) : []) {
+    const named = asRecord(e.context).objectWriteTraceId;
+    for (const trace of Array.isArray(named) ? named : []) if (typeof trace === 'string') refused.add(trace);
+  }
+  return traces.map((trace) => created.get(trace) ?? (refused.has(trace) ? undefined : unknown()));
 }
 
 /** An engagement of this sync written by an attempt whose answer was lost: same contact, same hs_timestamp. */
@@ -450,11 +526,12 @@ class HubspotSession extends CrmSession {
   }
 
   /**
-   * One POST, no retry and no refresh: its parsed answer if it is a 2xx, else undefined, except a 429:
-   * the account's own answer, thrown as `rate_limited` with its `Retry-After` for every caller sharing
-   * the call (each one asking again at once would be the storm the 429 asked us to stop).
+   * One POST, no retry and no refresh, for a call several syncs share: its answer if it is a 2xx; else
+   * whether the CRM may have written it (`maybe`: no answer, or a 5xx) or certainly did not (`no`: a 4xx,
+   * or refused before sending). A 429 is the account's answer to everyone sharing the call: thrown as
+   * `rate_limited` with its `Retry-After` (each caller asking again at once would be the storm it stops).
    */
-  async tryJson(step: string, path: string, json: unknown): Promise<unknown> {
+  async tryPost(step: string, path: string, json: unknown): Promise<{ ok: true; body: unknown } | { ok: false; written: 'no' | 'maybe' }> {
     let response: HttpResponse;
     try {
       response = await this.deps.http.request({
@@ -464,11 +541,13 @@ class HubspotSession extends CrmSession {
         headers: { authorization: `Bearer ${this.credentials.accessToken}` },
         timeoutMs: this.deps.timeoutMs,
       });
-    } catch {
-      return undefined;
+    } catch (error) {
+      if (error instanceof CrmError) throw error;
+      return { ok: false, written: error instanceof OutboundError && !error.maybeSent ? 'no' : 'maybe' };
     }
     if (response.status === 429) throw this.errorFor(step, response, retryAfterMs(response.headers['retry-after']));
-    return response.status >= 200 && response.status < 300 ? response.json() : undefined;
+    if (response.status >= 200 && response.status < 300) return { ok: true, body: response.json() };
+    return { ok: false, written: response.status >= 500 ? 'maybe' : 'no' };
   }
 
   /** OAuth tokens live 30 minutes and HubSpot says a 401 is no reliable refresh signal: refresh ahead. */
