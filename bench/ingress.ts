@@ -16,13 +16,18 @@
  * emulator (test/emulators, real HTTP, in this process) answering and worker processes wired as
  * `src/main.ts worker` wires one (startWorker, pool of workerPoolSize()), for each value of
  * BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
- * CPU per process group (from /proc) and commits per event show where the time goes.
+ * CPU per process group (from /proc) and commits per event show where the time goes. (c) runs with no CRM
+ * budget (HUBSPOT_REQUESTS_PER_10S=0): it measures our own speed.
+ * (d) BENCH_LIMITED_EVENTS events the same way for the one HubSpot connection, whose emulator now enforces
+ * BENCH_LIMITED_PER_10S requests per rolling 10 s per token (429 past it) and whose `crmRateLimit` says the
+ * same: events/s, CRM calls per event, the share answered 429, the time from the last event accepted to the
+ * last sync written, lost events and duplicate activities.
  *
  * This file also runs as its own child processes: `--load` (autocannon, commands on stdin), `--bare`
  * (server a) and `--worker`.
  *
  * Environment: BENCH_DURATION (s per run, 15), BENCH_WARMUP (s, 3), BENCH_ROUNDS (2), BENCH_CONNECTIONS
- * (50), BENCH_EVENTS (100000), BENCH_SOURCES (10), BENCH_WORKER_CONCURRENCY (comma-separated, default
+ * (50), BENCH_EVENTS (100000), BENCH_LIMITED_EVENTS (30000), BENCH_LIMITED_PER_10S (190), BENCH_SOURCES (10), BENCH_WORKER_CONCURRENCY (comma-separated, default
  * WORKER_SETTINGS.concurrency), BENCH_WORKERS (worker processes, 1), BENCH_BARE_POOL (10), BENCH_PROFILE (a
  * folder: CPU profiles of the api and worker processes, pg_stat_statements' top statements in (c)).
  * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
@@ -33,7 +38,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { startHubspotEmulator } from '../test/emulators/hubspot.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hubspot.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { freePort } from '../src/db/embedded.js';
@@ -63,12 +68,16 @@ const WARMUP = envNumber('BENCH_WARMUP', 3);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 2));
 const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 50));
 const EVENTS = Math.round(envNumber('BENCH_EVENTS', 100_000));
+/** (d): events for one HubSpot connection whose emulator enforces HubSpot's limit. */
+const LIMITED_EVENTS = Math.round(envNumber('BENCH_LIMITED_EVENTS', 30_000));
+/** (d): the emulator's and the connection's requests per rolling 10 s (a Professional private app). */
+const LIMITED_PER_10S = Math.round(envNumber('BENCH_LIMITED_PER_10S', 190));
 const SOURCES = Math.round(envNumber('BENCH_SOURCES', 10));
 const WORKERS = Math.round(envNumber('BENCH_WORKERS', 1));
 const CONCURRENCIES = (process.env.BENCH_WORKER_CONCURRENCY || String(WORKER_SETTINGS.concurrency)).split(',').map((v) => Number(v.trim()));
 if (!CONCURRENCIES.every((c) => Number.isInteger(c) && c > 0)) throw new Error('BENCH_WORKER_CONCURRENCY must be whole numbers above 0, comma-separated');
 const BARE_POOL = Math.round(envNumber('BENCH_BARE_POOL', 10));
-const TARGET = { ratio: 0.8, p99: 50, eventsPerSecond: 1_000 };
+const TARGET = { ratio: 0.8, p99: 50, eventsPerSecond: 1_000, limitedEventsPerSecond: 400, limited429Share: 0.01 };
 const STALL_MS = 60_000;
 const TOKEN = 'bench-hubspot-token';
 const PAYLOADS = new URL('../test/fixtures/sequencer-payloads/smartlead/', import.meta.url);
@@ -259,17 +268,45 @@ async function run(): Promise<number> {
   out(`    ${WORKERS} worker process(es) wired as \`src/main.ts worker\`; timed from the first POST to the last sync's status (syncs.updated_at)`);
   out(`graphile-worker settings: WORKER_SETTINGS = ${JSON.stringify(WORKER_SETTINGS)}; runs with concurrency ${CONCURRENCIES.join(', ')} per process`);
   let ok = verdicts.every(Boolean);
-  for (const concurrency of CONCURRENCIES) ok = (await endToEnd(concurrency)) && ok;
+  const unlimited = {
+    label: '(c)',
+    events: EVENTS,
+    hubspot,
+    crmBudgets: { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 },
+    target: TARGET.eventsPerSecond,
+  };
+  for (const concurrency of CONCURRENCIES) ok = (await endToEnd(concurrency, unlimited)) && ok;
+
+  // (d) One busy connection at its CRM's speed limit.
+  const limitedHubspot = await startHubspotEmulator({ accessToken: TOKEN, requestsPer10s: LIMITED_PER_10S });
+  cleanups.push(() => limitedHubspot.close());
+  await q('UPDATE connections SET crm_rate_limit = $1::jsonb WHERE id = $2', [JSON.stringify({ requestsPer10s: LIMITED_PER_10S }), ids.connection]);
+  out('');
+  out(
+    `(d) one busy connection: ${fmt(LIMITED_EVENTS)} events as in (c), the connection's budget and the HubSpot emulator's limit both ${LIMITED_PER_10S} requests per rolling 10 s`,
+  );
+  const limited = { label: '(d)', events: LIMITED_EVENTS, hubspot: limitedHubspot, crmBudgets: undefined, target: TARGET.limitedEventsPerSecond };
+  ok = (await endToEnd(WORKER_SETTINGS.concurrency, limited)) && ok;
   return ok ? 0 : 1;
 
-  async function endToEnd(concurrency: number): Promise<boolean> {
+  async function endToEnd(
+    concurrency: number,
+    run: {
+      label: string;
+      events: number;
+      hubspot: HubspotEmulator;
+      crmBudgets: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number } | undefined;
+      target: number;
+    },
+  ): Promise<boolean> {
+    const { hubspot, events: EVENTS } = run;
     await q('DELETE FROM graphile_worker._private_jobs');
     await q('VACUUM ANALYZE graphile_worker._private_jobs');
     await q('CHECKPOINT');
     const workers = Array.from({ length: WORKERS }, () =>
       role(
         'worker',
-        { url: db.url, concurrency, hubspotBaseUrl: hubspot.url, crmBudgets: { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 } },
+        { url: db.url, concurrency, hubspotBaseUrl: hubspot.url, ...(run.crmBudgets ? { crmBudgets: run.crmBudgets } : {}) },
         { ENCRYPTION_KEY: encryptionKey.toString('hex') },
         true,
       ),
@@ -287,7 +324,7 @@ async function run(): Promise<number> {
       'bench+emulator': () => [process.pid],
       postgres: () => postgresPids(postmaster),
     });
-    log(`(c) concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
+    log(`${run.label} concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
     let pushed: LoadResult | undefined;
     const pushing = ask<LoadResult>(load, { port: apiPort, requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
     let doneAtPushEnd: number | undefined;
@@ -331,7 +368,16 @@ async function run(): Promise<number> {
     const seconds = (Number(after!.last) - p.startedAt) / 1000;
     const rate = success / seconds;
     const lost = EVENTS - success;
-    const crm = { requests: hubspot.requests.length - crmBefore.requests, activities: hubspot.emails.size + hubspot.notes.size - crmBefore.activities };
+    const calls = hubspot.requests.slice(crmBefore.requests);
+    const crm = { requests: calls.length, activities: hubspot.emails.size + hubspot.notes.size - crmBefore.activities };
+    const refused = calls.filter((c) => c.status === 429).length;
+    const byPath = new Map<string, number>();
+    for (const c of calls)
+      byPath.set(
+        `${c.method} ${c.path.replace(/\/\d+/g, '/:id')} ${c.status}`,
+        (byPath.get(`${c.method} ${c.path.replace(/\/\d+/g, '/:id')} ${c.status}`) ?? 0) + 1,
+      );
+    const [lastAccepted] = await q<{ at: string }>('SELECT extract(epoch FROM max(created_at)) * 1000 AS at FROM requests WHERE id > $1', [before!.id]);
     out('');
     out(`concurrency ${concurrency} x ${WORKERS} process(es), pollInterval ${WORKER_SETTINGS.pollInterval} ms:`);
     out(
@@ -350,9 +396,22 @@ async function run(): Promise<number> {
     );
     out(`  cpu cores used: ${cores(used)}`);
     out(
-      `  end to end: ${fmt(success)} events in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s (target >= ${fmt(TARGET.eventsPerSecond)}): ${rate >= TARGET.eventsPerSecond ? 'PASS' : 'FAIL'}`,
+      `  CRM calls by path: ${[...byPath]
+        .sort((a, b) => b[1] - a[1])
+        .map(([path, n]) => `${path} x ${fmt(n)}`)
+        .join(', ')}`,
+    );
+    out(
+      `  CRM calls answered 429: ${fmt(refused)} of ${fmt(crm.requests)} (${((100 * refused) / Math.max(1, crm.requests)).toFixed(2)} %); busiest 10 s: ${fmt(hubspot.busiestTenSeconds())} calls; from the last event accepted to the last sync written: ${((Number(after!.last) - Number(lastAccepted!.at)) / 1000).toFixed(1)} s`,
+    );
+    out(
+      `  end to end: ${fmt(success)} events in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s (target >= ${fmt(run.target)}): ${rate >= run.target ? 'PASS' : 'FAIL'}`,
     );
     out(`  lost (not 200, or no successful sync): ${fmt(lost)}: ${lost === 0 ? 'PASS' : 'FAIL'}`);
+    const duplicates = crm.activities - success;
+    out(`  duplicate activities (activities written minus events synced): ${fmt(duplicates)}: ${duplicates === 0 ? 'PASS' : 'FAIL'}`);
+    const limitedOk = run.label !== '(d)' || refused / Math.max(1, crm.requests) < TARGET.limited429Share;
+    if (run.label === '(d)') out(`  share of CRM calls answered 429 (target < ${TARGET.limited429Share * 100} %): ${limitedOk ? 'PASS' : 'FAIL'}`);
     if (PROFILE) {
       const top = await q<{ calls: string; total: number; mean: number; query: string }>(
         "SELECT calls, total_exec_time AS total, mean_exec_time AS mean, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
@@ -363,7 +422,7 @@ async function run(): Promise<number> {
           `  ${''.padEnd(40)}${fmt(Number(t.calls)).padStart(9)} ${fmt(Math.round(t.total)).padStart(10)} ${ms(t.mean).padStart(9)}  ${t.query.slice(0, 110)}`,
         );
     }
-    return rate >= TARGET.eventsPerSecond && lost === 0;
+    return rate >= run.target && lost === 0 && duplicates === 0 && limitedOk;
   }
 }
 

@@ -131,7 +131,9 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
     if (id === undefined) {
       // Written ahead: if the create's answer is lost, the next attempt looks before creating again.
       await book.save({ activityType: type, activityPending: true, timestamp });
-      id = await createEngagement(api, type, contactId, activityProperties(type, event, timestamp));
+      id = await unlessThrottled(book, { activityPending: undefined }, () =>
+        createEngagement(api, type, contactId, activityProperties(type, event, timestamp)),
+      );
     }
     await book.save({ activityType: type, activityId: id, activityPending: undefined }, { last: !options.createOrUpdateTask });
   }
@@ -145,7 +147,9 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
       let id = found;
       if (id === undefined) {
         await book.save({ taskPending: true, timestamp });
-        id = await createEngagement(api, 'tasks', contactId, taskProperties(event, timestamp, state.ownerId ?? null));
+        id = await unlessThrottled(book, { taskPending: undefined }, () =>
+          createEngagement(api, 'tasks', contactId, taskProperties(event, timestamp, state.ownerId ?? null)),
+        );
       }
       await book.save({ taskId: id, taskPending: undefined }, { last: true });
     });
@@ -158,6 +162,20 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
 
 // ---------------------------------------------------------------------------------------------
 // Steps
+
+/**
+ * Runs a create written ahead; when the connection's budget kept it from being sent at all (a throttled
+ * CrmError), the write-ahead mark is taken back first, so the next attempt creates at once instead of
+ * searching for what was never sent.
+ */
+async function unlessThrottled<T>(book: StateBook<HubspotState>, clear: Partial<HubspotState>, create: () => Promise<T>): Promise<T> {
+  try {
+    return await create();
+  } catch (error) {
+    if (error instanceof CrmError && error.throttled) await book.save(clear);
+    throw error;
+  }
+}
 
 async function upsertContactByEmail(api: HubspotSession, event: CrmEvent): Promise<{ id: string; created: boolean }> {
   const email = (event.email as string).trim().toLowerCase();
@@ -181,6 +199,13 @@ async function upsertContactByEmail(api: HubspotSession, event: CrmEvent): Promi
   return { id: row.id, created: row.new === true };
 }
 
+/**
+ * Shared calls in flight per account and kind: one, so that everything arriving while it waits for its
+ * budget slot and its answer goes in the next (a hundred inputs per call is what makes a rate-limited
+ * account fast).
+ */
+const GROUP_CALLS_AT_ONCE = 1;
+
 interface GroupedUpsert {
   api: HubspotSession;
   email: string;
@@ -202,7 +227,7 @@ class ContactUpserts {
     const key = api.groupKey();
     let group = this.groups.get(key);
     if (!group) {
-      group = { batcher: new Batcher((items) => upsertGroup(items), { concurrency: 2, maxBatch: 100 }), users: 0 };
+      group = { batcher: new Batcher((items) => upsertGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100 }), users: 0 };
       this.groups.set(key, group);
     }
     group.users += 1;
@@ -368,7 +393,7 @@ class EngagementCreates {
     const key = `${api.groupKey()}\n${type}`;
     let group = this.groups.get(key);
     if (!group) {
-      group = { batcher: new Batcher((items) => createGroup(items), { concurrency: 2, maxBatch: 100 }), users: 0 };
+      group = { batcher: new Batcher((items) => createGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100 }), users: 0 };
       this.groups.set(key, group);
     }
     group.users += 1;
