@@ -362,6 +362,15 @@ async function run(): Promise<number> {
       "SELECT coalesce(s.status::text, CASE WHEN s.id IS NULL THEN 'no sync row' ELSE 'no status' END) AS status, count(*) AS n FROM requests r LEFT JOIN syncs s ON s.request_id = r.id WHERE r.id > $1 GROUP BY 1 ORDER BY 1",
       [before!.id],
     );
+    // What is left without an outcome, and why (their jobs: when they run next, their attempts, the last error).
+    const stuck = await q<{ n: string; attempts: number | null; run_at: string | null; job_attempts: number | null; last_error: string | null }>(
+      `SELECT count(*) AS n, s.attempts, min(j.run_at)::text AS run_at, j.attempts AS job_attempts, left(j.last_error, 160) AS last_error
+         FROM requests r LEFT JOIN syncs s ON s.request_id = r.id
+         LEFT JOIN graphile_worker._private_jobs j ON (j.payload->>'requestId')::bigint = r.id
+        WHERE r.id > $1 AND (s.id IS NULL OR s.status IS NULL)
+        GROUP BY 2, 4, 5 ORDER BY 1 DESC LIMIT 5`,
+      [before!.id],
+    );
     await Promise.all(workers.map((w) => w.stop()));
     const p = pushed!;
     const success = Number(statuses.find((s) => s.status === 'success')?.n ?? 0);
@@ -384,6 +393,10 @@ async function run(): Promise<number> {
       `  ingress: ${fmt(p.ok)} x 200 in ${p.seconds.toFixed(1)} s (${fmt(Math.round(p.rps))} req/s, p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms), non-2xx ${p.non2xx}, errors ${p.errors + p.timeouts}; ${fmt(doneAtPushEnd ?? 0)} syncs recorded by then`,
     );
     out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')} of ${fmt(Number(after!.accepted))} requests`);
+    for (const t of stuck)
+      out(
+        `  without an outcome: ${fmt(Number(t.n))} (sync attempts ${t.attempts ?? '-'}, job attempts ${t.job_attempts ?? '-'}, next run ${t.run_at ?? 'no job'}, last error ${t.last_error ?? '-'})`,
+      );
     out(
       `  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`,
     );

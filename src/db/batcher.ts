@@ -8,25 +8,31 @@ export class Batcher<I, O> {
   private readonly maxBatch: number;
   private readonly key: ((item: I) => unknown) | undefined;
   private readonly isolateFailures: boolean;
+  private readonly gatherMs: number;
   private pending: Pending<I, O>[] = [];
   private inFlight = 0;
   private scheduled = false;
+  /** The gathering wait of the next batch, cut short when the batch fills up. */
+  private gathering: NodeJS.Timeout | undefined;
   private drained: (() => void)[] = [];
 
   /**
    * `run` answers a batch with one output per item, in order. With `key`, items of equal key never share
    * a batch (a statement must not touch one row twice): the later ones wait for the next batch. With
    * `isolateFailures`, a failed batch is run again one item at a time, so one bad item fails alone; only
-   * for a `run` that leaves nothing behind when it throws (one transaction).
+   * for a `run` that leaves nothing behind when it throws (one transaction). With `gatherMs`, a batch
+   * that is not full waits that long for more items before it starts (calls to a rate-limited server,
+   * where each call is worth filling).
    */
   constructor(
     private readonly run: (items: I[]) => Promise<O[]>,
-    options: { concurrency?: number; maxBatch?: number; key?: (item: I) => unknown; isolateFailures?: boolean } = {},
+    options: { concurrency?: number; maxBatch?: number; key?: (item: I) => unknown; isolateFailures?: boolean; gatherMs?: number } = {},
   ) {
     this.concurrency = options.concurrency ?? 1;
     this.maxBatch = options.maxBatch ?? 500;
     this.key = options.key;
     this.isolateFailures = options.isolateFailures ?? false;
+    this.gatherMs = options.gatherMs ?? 0;
   }
 
   load(item: I): Promise<O> {
@@ -43,12 +49,20 @@ export class Batcher<I, O> {
   }
 
   private schedule(): void {
+    if (this.gathering && this.pending.length >= this.maxBatch) {
+      clearTimeout(this.gathering);
+      this.gathering = undefined;
+      this.scheduled = false;
+    }
     if (this.scheduled || this.inFlight >= this.concurrency || this.pending.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const start = () => {
       this.scheduled = false;
+      this.gathering = undefined;
       void this.flush();
-    });
+    };
+    if (this.gatherMs > 0 && this.pending.length < this.maxBatch) this.gathering = setTimeout(start, this.gatherMs);
+    else setImmediate(start);
   }
 
   private async flush(): Promise<void> {

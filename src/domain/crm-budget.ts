@@ -10,6 +10,13 @@ export type CrmBudget = { kind: 'window'; requests: number; windowMs: number } |
 /** The budgets when neither the connection nor the environment names one. */
 const DEFAULT_BUDGETS = { hubspotRequestsPer10s: 100, salesforceMaxConcurrency: 10 } as const;
 
+/**
+ * HubSpot's rolling window is 10 s; ours counts a slot a quarter second longer, for the time between
+ * taking a slot and the request reaching HubSpot (else the last request of a full window can land in
+ * HubSpot's next-to-last millisecond and meet a 429).
+ */
+const HUBSPOT_WINDOW_MS = 10_250;
+
 /** A lease older than this is a process that died holding it: it no longer counts. */
 export const LEASE_EXPIRY_MS = 120_000;
 
@@ -29,7 +36,7 @@ export function budgetFor(
     return max > 0 ? { kind: 'concurrency', max } : null;
   }
   const requests = positive(own.requestsPer10s) ?? defaults.hubspotRequestsPer10s;
-  return requests > 0 ? { kind: 'window', requests, windowMs: 10_000 } : null;
+  return requests > 0 ? { kind: 'window', requests, windowMs: HUBSPOT_WINDOW_MS } : null;
 }
 
 /** What the store keeps per connection: recent request times (window), leases held (concurrency), a pause. */

@@ -17,7 +17,12 @@ import { defineTask, type JobDeps } from './task.js';
  */
 export const syncsRun = defineTask({
   identifier: 'syncs__run',
-  payload: z.object({ requestId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER), retry: z.boolean().optional() }),
+  payload: z.object({
+    requestId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    retry: z.boolean().optional(),
+    /** Runs so far that only waited for the connection's CRM budget: not failures, so not counted as such. */
+    waits: z.number().int().nonnegative().max(1_000_000).optional(),
+  }),
   defaults: {
     maxAttempts: 25,
     // A reschedule replaces the request's waiting one, so a request never has two.
@@ -44,11 +49,12 @@ export function syncRetryJobKey(syncId: bigint | number): string {
 async function runSync(
   deps: JobDeps,
   { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
-  payload: { requestId: number; retry?: boolean | undefined },
+  payload: { requestId: number; retry?: boolean | undefined; waits?: number | undefined },
   helpers: JobHelpers,
 ): Promise<void> {
   const { requestId } = payload;
   const retry = payload.retry === true;
+  const waits = payload.waits ?? 0;
   const loaded = await store.load(requestId, retry);
   if (loaded.kind === 'done') return;
   const { sync, context, parsed } = loaded;
@@ -61,12 +67,14 @@ async function runSync(
   const blocked = blocker(context);
   if (blocked) return store.finish(sync, context, retry, { status: 'error', ...blocked });
 
-  const result = await write(deps, { store, budgets }, sync, context, parsed.event);
+  // Waiting for the connection's budget is not a failure: only the runs that met the CRM's refusals count.
+  const failures = Math.max(1, sync.attempts - waits);
+  const result = await write(deps, { store, budgets }, { ...sync, attempts: failures }, context, parsed.event);
   if (result.kind === 'reschedule') {
-    // Waiting for the connection's budget is not a failure: only the CRM's own refusals count.
-    if (result.throttled || sync.attempts <= (deps.maxReschedules ?? 8)) {
-      // A CRM that asks us to wait: come back when it says.
-      await enqueue(helpers, syncsRun, { requestId, retry }, { runAt: new Date(Date.now() + result.waitMs) });
+    if (result.throttled || failures <= (deps.maxReschedules ?? 8)) {
+      // A CRM (or its budget) that asks us to wait: come back when it says.
+      const next = { requestId, retry, waits: waits + (result.throttled ? 1 : 0) };
+      await enqueue(helpers, syncsRun, next, { runAt: new Date(Date.now() + result.waitMs) });
       return;
     }
     return store.finish(sync, context, retry, { status: 'error', error: result.error, failure: 'crm_unavailable' });

@@ -101,4 +101,25 @@ describe('Batcher', () => {
     await expect(Promise.all(all)).resolves.toEqual([1, 2, 3, 4]);
     await batcher.drain();
   });
+
+  it('with gatherMs, lets a batch that is not full wait for more items, and starts a full one at once', async () => {
+    const batches: number[][] = [];
+    const batcher = new Batcher(
+      (items: number[]) => {
+        batches.push(items);
+        return Promise.resolve(items);
+      },
+      { gatherMs: 40, maxBatch: 3 },
+    );
+    const first = batcher.load(1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = batcher.load(2);
+    await expect(Promise.all([first, second])).resolves.toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2]]);
+
+    const started = Date.now();
+    await Promise.all([3, 4, 5].map((i) => batcher.load(i)));
+    expect(batches[1]).toEqual([3, 4, 5]);
+    expect(Date.now() - started).toBeLessThan(30);
+  });
 });

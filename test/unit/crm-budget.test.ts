@@ -7,9 +7,9 @@ const state = (hits: number[] = [], leases: number[] = [], pausedUntilMs: number
 
 describe('budgetFor', () => {
   it("takes the connection's own limit, else the environment's, per CRM", () => {
-    expect(budgetFor('HUBSPOT', { requestsPer10s: 190 })).toEqual({ kind: 'window', requests: 190, windowMs: 10_000 });
-    expect(budgetFor('hubspot', null)).toEqual({ kind: 'window', requests: 100, windowMs: 10_000 });
-    expect(budgetFor('HUBSPOT', {}, { hubspotRequestsPer10s: 150, salesforceMaxConcurrency: 4 })).toEqual({ kind: 'window', requests: 150, windowMs: 10_000 });
+    expect(budgetFor('HUBSPOT', { requestsPer10s: 190 })).toEqual({ kind: 'window', requests: 190, windowMs: 10_250 });
+    expect(budgetFor('hubspot', null)).toEqual({ kind: 'window', requests: 100, windowMs: 10_250 });
+    expect(budgetFor('HUBSPOT', {}, { hubspotRequestsPer10s: 150, salesforceMaxConcurrency: 4 })).toEqual({ kind: 'window', requests: 150, windowMs: 10_250 });
     expect(budgetFor('SALESFORCE', { maxConcurrency: 3 })).toEqual({ kind: 'concurrency', max: 3 });
     expect(budgetFor('SALESFORCE', { maxConcurrency: -1 })).toEqual({ kind: 'concurrency', max: 10 });
     // An environment default of 0: no budget for connections that name none.

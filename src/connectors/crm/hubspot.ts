@@ -227,7 +227,7 @@ class ContactUpserts {
     const key = api.groupKey();
     let group = this.groups.get(key);
     if (!group) {
-      group = { batcher: new Batcher((items) => upsertGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100 }), users: 0 };
+      group = { batcher: new Batcher((items) => upsertGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100, gatherMs: api.gatherMs() }), users: 0 };
       this.groups.set(key, group);
     }
     group.users += 1;
@@ -393,7 +393,7 @@ class EngagementCreates {
     const key = `${api.groupKey()}\n${type}`;
     let group = this.groups.get(key);
     if (!group) {
-      group = { batcher: new Batcher((items) => createGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100 }), users: 0 };
+      group = { batcher: new Batcher((items) => createGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100, gatherMs: api.gatherMs() }), users: 0 };
       this.groups.set(key, group);
     }
     group.users += 1;
@@ -543,6 +543,11 @@ class HubspotSession extends CrmSession {
     for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
     const response = await this.send(step, () => ({ method: request.method, url, json: request.json, idempotent: request.idempotent }));
     return response.json();
+  }
+
+  /** How long a shared call waits for more syncs (ConnectorDeps.shareGatherMs). */
+  gatherMs(): number {
+    return this.deps.shareGatherMs ?? 0;
   }
 
   /** Sessions with one key act for one HubSpot account with the same token, so they may share a call. */

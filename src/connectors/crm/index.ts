@@ -37,6 +37,8 @@ export const SUPPORTED_CRMS = ['HUBSPOT', 'SALESFORCE'] as const;
 const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 500, maxDelayMs: 8_000 };
 const DEFAULT_RETRY_BUDGET_MS = 25_000;
 const DEFAULT_TIMEOUT_MS = 20_000;
+/** How long a budgeted connection's shared call waits for more syncs before it goes. */
+const SHARE_GATHER_MS = 50;
 
 const sharedClients = new Map<boolean, HttpClient>();
 
@@ -60,6 +62,8 @@ export function crmConnector(crm: string, credentials: unknown, config: CrmConfi
     retryBudgetMs: config.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS,
     timeoutMs: config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     now: config.now ?? Date.now,
+    // A budgeted connection's calls are its scarce resource: shared calls wait a moment to fill up.
+    shareGatherMs: config.gate ? SHARE_GATHER_MS : 0,
   };
   if (kind === 'HUBSPOT') {
     const parsed = hubspotCredentials.safeParse(credentials);

@@ -13,6 +13,11 @@ export interface ConnectorDeps {
   /** Per-request deadline. */
   timeoutMs: number;
   now(): number;
+  /**
+   * How long a call several syncs share waits for more of them before it goes: worth it when the
+   * connection's request budget, not our speed, is the limit (a gated connection); 0 otherwise.
+   */
+  shareGatherMs?: number;
 }
 
 interface SendOptions extends HttpRequest {
