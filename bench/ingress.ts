@@ -345,7 +345,12 @@ async function run(): Promise<number> {
       }
       if (pushed && recorded >= accepted) break;
       if (Date.now() - lastChange > STALL_MS) {
-        log(`  no sync recorded for ${STALL_MS / 1000} s: giving up`);
+        const [held] = await q<{ locked: string; due: string; queues: string }>(
+          `SELECT (SELECT count(*) FROM graphile_worker._private_jobs WHERE locked_at IS NOT NULL) AS locked,
+                  (SELECT count(*) FROM graphile_worker._private_jobs WHERE locked_at IS NULL AND run_at <= now() AND attempts < max_attempts) AS due,
+                  (SELECT count(*) FROM graphile_worker._private_job_queues WHERE locked_at IS NOT NULL) AS queues`,
+        );
+        log(`  no sync recorded for ${STALL_MS / 1000} s: giving up (jobs locked ${held!.locked}, due and free ${held!.due}, queues locked ${held!.queues})`);
         break;
       }
     }
