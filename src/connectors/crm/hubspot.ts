@@ -206,6 +206,35 @@ async function upsertContactByEmail(api: HubspotSession, event: CrmEvent): Promi
  */
 const GROUP_CALLS_AT_ONCE = 1;
 
+/**
+ * Calls that the syncs of one key (an account, and a kind of call) running at once in this process share:
+ * a batcher per key, kept while some sync uses it, so the entry (and its token) goes with the last one.
+ */
+class SharedCalls<I, O> {
+  private readonly groups = new Map<string, { batcher: Batcher<I, O>; users: number }>();
+
+  constructor(private readonly run: (items: I[]) => Promise<O[]>) {}
+
+  async load(key: string, api: HubspotSession, item: I): Promise<O> {
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { batcher: new Batcher(this.run, { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100, gatherMs: api.gatherMs() }), users: 0 };
+      this.groups.set(key, group);
+    }
+    group.users += 1;
+    try {
+      return await group.batcher.load(item);
+    } finally {
+      group.users -= 1;
+      if (group.users === 0 && this.groups.get(key) === group) this.groups.delete(key);
+    }
+  }
+
+  get size(): number {
+    return this.groups.size;
+  }
+}
+
 interface GroupedUpsert {
   api: HubspotSession;
   email: string;
@@ -220,28 +249,15 @@ interface GroupedUpsert {
  * every sync of the group is rescheduled after its `Retry-After` instead.
  */
 class ContactUpserts {
-  /** Per account, the batcher and how many syncs are using it: the entry (and its token) goes with the last. */
-  private readonly groups = new Map<string, { batcher: Batcher<GroupedUpsert, { id: string; created: boolean } | undefined>; users: number }>();
+  private readonly calls = new SharedCalls(upsertGroup);
 
-  async upsert(api: HubspotSession, email: string, properties: Record<string, string>): Promise<{ id: string; created: boolean } | undefined> {
-    const key = api.groupKey();
-    let group = this.groups.get(key);
-    if (!group) {
-      group = { batcher: new Batcher((items) => upsertGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100, gatherMs: api.gatherMs() }), users: 0 };
-      this.groups.set(key, group);
-    }
-    group.users += 1;
-    try {
-      return await group.batcher.load({ api, email, properties });
-    } finally {
-      group.users -= 1;
-      if (group.users === 0 && this.groups.get(key) === group) this.groups.delete(key);
-    }
+  upsert(api: HubspotSession, email: string, properties: Record<string, string>): Promise<{ id: string; created: boolean } | undefined> {
+    return this.calls.load(api.groupKey(), api, { api, email, properties });
   }
 
   /** Accounts with syncs upserting now (tests: nothing stays behind). */
   get size(): number {
-    return this.groups.size;
+    return this.calls.size;
   }
 }
 
@@ -387,29 +403,17 @@ interface GroupedCreate {
  * engagement before creating it again.
  */
 class EngagementCreates {
-  private readonly groups = new Map<string, { batcher: Batcher<GroupedCreate, string | CrmError | undefined>; users: number }>();
+  private readonly calls = new SharedCalls(createGroup);
 
   async create(api: HubspotSession, type: EngagementType, contactId: string, properties: Record<string, string>): Promise<string | undefined> {
-    const key = `${api.groupKey()}\n${type}`;
-    let group = this.groups.get(key);
-    if (!group) {
-      group = { batcher: new Batcher((items) => createGroup(items), { concurrency: GROUP_CALLS_AT_ONCE, maxBatch: 100, gatherMs: api.gatherMs() }), users: 0 };
-      this.groups.set(key, group);
-    }
-    group.users += 1;
-    try {
-      const outcome = await group.batcher.load({ api, type, contactId, properties });
-      if (outcome instanceof CrmError) throw outcome;
-      return outcome;
-    } finally {
-      group.users -= 1;
-      if (group.users === 0 && this.groups.get(key) === group) this.groups.delete(key);
-    }
+    const outcome = await this.calls.load(`${api.groupKey()}\n${type}`, api, { api, type, contactId, properties });
+    if (outcome instanceof CrmError) throw outcome;
+    return outcome;
   }
 
   /** Accounts and types with syncs creating now (tests: nothing stays behind). */
   get size(): number {
-    return this.groups.size;
+    return this.calls.size;
   }
 }
 
