@@ -1,5 +1,5 @@
 import express, { type Express, type RequestHandler } from 'express';
-import { ACCOUNT_KEY_REQUIRED, WEBHOOK_WRITE_REQUIRED, WEBHOOKS_NOT_ENABLED } from '../schema/webhook-access.js';
+import { keyRefusal } from '../schema/key-access.js';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../db/prisma.js';
@@ -79,13 +79,10 @@ function requireKey(prisma: PrismaClient, limits: RateLimiters | null): RequestH
  * then the write scope for mutations.
  */
 function access(route: Route): RequestHandler {
+  const needs = { accountKey: route.accountKeyOnly === true, webhooks: route.capability === 'webhooks', write: route.method !== 'get' };
   return (_req, res, next) => {
-    const viewer = res.locals.viewer as ApiKeyViewer;
-    if (route.accountKeyOnly && viewer.connectionScope !== 'account') return sendError(res, 403, ACCOUNT_KEY_REQUIRED);
-    if (route.capability === 'webhooks' && !viewer.capabilities.canUseWebhooks) return sendError(res, 403, WEBHOOKS_NOT_ENABLED);
-    if (route.method !== 'get' && !viewer.scopes.includes('write')) {
-      return sendError(res, 403, route.capability === 'webhooks' ? WEBHOOK_WRITE_REQUIRED : 'API key requires the "write" scope');
-    }
+    const refusal = keyRefusal(res.locals.viewer as ApiKeyViewer, needs);
+    if (refusal) return sendError(res, 403, refusal);
     next();
   };
 }

@@ -1,7 +1,8 @@
 import { sql } from '../db/sql.js';
 import { queueSendingSql } from '../jobs/deliveries__send.js';
 import { builder } from './builder.js';
-import { requireApiKey, serviceError } from './errors.js';
+import { serviceError } from './errors.js';
+import { requireKey } from './key-access.js';
 
 const ReplayRef = builder.objectRef<{ queued: true; deliveryId: bigint }>('DeliveryReplay').implement({
   description: 'A queued replay of a forwarding delivery.',
@@ -23,8 +24,7 @@ builder.mutationField('replayDelivery', (t) =>
       deliveryId: t.arg({ type: 'BigInt', required: true, description: 'Id of the delivery to replay: one of this destination.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
-      if (!viewer.scopes.includes('write')) throw serviceError('FORBIDDEN', 'API key requires the "write" scope');
+      const viewer = requireKey(ctx, { write: true });
       // One statement: the destination's visibility, the delivery's, and the replay's pending attempt
       // with its destination's sending loop, so a replay is queued whole or not at all.
       const [row] = await ctx.prisma.$queryRaw<{ destination: boolean; delivery: boolean }[]>`

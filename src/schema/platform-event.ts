@@ -4,7 +4,7 @@ import { PLATFORM_EVENT_TYPES } from '../domain/platform-events.js';
 import type { ApiKeyViewer } from './context.js';
 import { serviceError } from './errors.js';
 import { keysetPage, pageArgs, pageType, requireLimit, requireWindow, windowArgs } from './history.js';
-import { requireWebhooks } from './webhook-access.js';
+import { requireWebhooks } from './key-access.js';
 
 /** A platform event as stored: the spec's webhook payload (public id, type, created, summary, data). */
 interface PlatformEventRecord {

@@ -3,7 +3,8 @@ import { sql } from '../db/sql.js';
 import { addJobsSql } from '../jobs/enqueue.js';
 import { syncRetryJobKey, syncsRun } from '../jobs/syncs__run.js';
 import { builder } from './builder.js';
-import { requireApiKey, serviceError } from './errors.js';
+import { serviceError } from './errors.js';
+import { requireKey } from './key-access.js';
 
 const RetryRef = builder.objectRef<{ queued: true; syncId: bigint }>('SyncRetry').implement({
   description: 'A queued retry of a failed sync.',
@@ -23,8 +24,7 @@ builder.mutationField('retrySync', (t) =>
       'looked up. The retry resumes from the CRM steps the sync already completed, so it never writes an activity twice.',
     args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
-      if (!viewer.scopes.includes('write')) throw serviceError('FORBIDDEN', 'API key requires the "write" scope');
+      const viewer = requireKey(ctx, { write: true });
       // One statement: the visibility check, the eligibility checks, and the job (under a key, so
       // repeated calls queue one retry). The sync keeps its status until the retry runs.
       const [row] = await ctx.prisma.$queryRaw<{ visible: boolean; eligible: boolean; queued: boolean }[]>`

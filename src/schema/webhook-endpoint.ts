@@ -10,7 +10,7 @@ import { newDeliveriesSql, queueWebhookSendingSql } from '../jobs/webhook_delive
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { serviceError } from './errors.js';
-import { requireWebhookManagement } from './webhook-access.js';
+import { requireWebhookManagement } from './key-access.js';
 
 /**
  * Webhook endpoints of the account (/api/v1/webhooks*): list, read, create, update, delete, rotate the
