@@ -52,18 +52,17 @@ function takeStatement(connectionId: number, budget: CrmBudget): Sql {
   const column = budget.kind === 'window' ? sql`hits` : sql`leases`;
   const keepFor = budget.kind === 'window' ? budget.windowMs : LEASE_EXPIRY_MS;
   const room = budget.kind === 'window' ? budget.requests : budget.max;
-  const live = (array: Sql) =>
-    sql`(SELECT COALESCE(array_agg(s ORDER BY s), '{}') FROM unnest(${array}) AS s WHERE s > extract(epoch FROM EXCLUDED.updated_at) * 1000 - ${keepFor}::float8)`;
+  // The slots still in use, filtered once; the new slot joins them when the connection may send.
+  const live = sql`(SELECT COALESCE(array_agg(s ORDER BY s), '{}') FROM unnest(b.${column}) AS s WHERE s > extract(epoch FROM EXCLUDED.updated_at) * 1000 - ${keepFor}::float8)`;
   return sql`
   WITH t AS (SELECT clock_timestamp() AS at, extract(epoch FROM clock_timestamp()) * 1000 + random() * 0.001 AS token)
   INSERT INTO crm_budgets AS b (connection_id, ${column}, updated_at)
   SELECT ${connectionId}, ARRAY[t.token], t.at FROM t
   ON CONFLICT (connection_id) DO UPDATE SET
-    ${column} = CASE
-      WHEN (b.paused_until IS NULL OR b.paused_until <= EXCLUDED.updated_at)
-       AND cardinality(${live(sql`b.${column}`)}) < ${room}::int
-      THEN ${live(sql`b.${column}`)} || EXCLUDED.${column}
-      ELSE ${live(sql`b.${column}`)} END,
+    ${column} = (
+      SELECT CASE WHEN (b.paused_until IS NULL OR b.paused_until <= EXCLUDED.updated_at) AND cardinality(kept.slots) < ${room}::int
+                  THEN kept.slots || EXCLUDED.${column} ELSE kept.slots END
+        FROM (SELECT ${live} AS slots) AS kept),
     updated_at = EXCLUDED.updated_at
   RETURNING (SELECT t.token FROM t) = ANY(b.${column}) AS granted, (SELECT t.token FROM t) AS token, b.hits, b.leases,
             (extract(epoch FROM b.paused_until) * 1000)::bigint AS paused_until_ms, extract(epoch FROM clock_timestamp()) * 1000 AS now_ms`;
