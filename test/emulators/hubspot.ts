@@ -121,6 +121,8 @@ export class HubspotEmulator {
   readonly notes = new Map<string, HsObject>();
   readonly tasks = new Map<string, HsObject>();
   readonly associations: HsAssociation[] = [];
+  /** The associations by the object they start from (`type/id`): searches by association stay linear in the objects. */
+  private readonly associationsFrom = new Map<string, HsAssociation[]>();
   readonly owners: HsOwner[];
   readonly tokenRefreshes: Array<{ at: number; rotated: boolean }> = [];
   readonly requests: LoggedRequest[] = [];
@@ -189,6 +191,14 @@ export class HubspotEmulator {
   }
 
   // -------------------------------------------------------------------------------------------
+
+  private associate(association: HsAssociation): void {
+    this.associations.push(association);
+    const key = `${association.fromType}/${association.fromId}`;
+    const from = this.associationsFrom.get(key);
+    if (from) from.push(association);
+    else this.associationsFrom.set(key, [association]);
+  }
 
   private store(type: ObjectType): Map<string, HsObject> {
     return { contacts: this.contacts, companies: this.companies, emails: this.emails, notes: this.notes, tasks: this.tasks }[type];
@@ -436,7 +446,7 @@ export class HubspotEmulator {
       }
     }
     const object = this.insert(type, properties);
-    for (const a of pending) this.associations.push({ ...a, fromId: object.id });
+    for (const a of pending) this.associate({ ...a, fromId: object.id });
     return [201, view(object, Object.keys(properties))];
   }
 
@@ -471,7 +481,7 @@ export class HubspotEmulator {
         const association = /^associations\.(contact|company)$/.exec(propertyName);
         if (association) {
           const toType = association[1] === 'contact' ? 'contacts' : 'companies';
-          group.push((o) => this.associations.some((a) => a.fromType === type && a.fromId === o.id && a.toType === toType && a.toId === wanted));
+          group.push((o) => (this.associationsFrom.get(`${type}/${o.id}`) ?? []).some((a) => a.toType === toType && a.toId === wanted));
         } else if (PROPERTIES[type].includes(propertyName) || propertyName === 'hs_object_id') {
           // HubSpot compares string properties case-insensitively.
           group.push((o) => (propertyName === 'hs_object_id' ? o.id : (o.properties[propertyName] ?? '')).toLowerCase() === wanted.toLowerCase());
@@ -499,9 +509,8 @@ export class HubspotEmulator {
           error('VALIDATION_ERROR', `association type id ${String(typeId)} does not exist between contacts and companies`, 'INVALID_ASSOCIATION_TYPE'),
         ];
       }
-      const exists = this.associations.some((a) => a.fromType === 'contacts' && a.fromId === contactId && a.toId === companyId && a.typeId === typeId);
-      if (!exists)
-        this.associations.push({ fromType: 'contacts', fromId: contactId, toType: 'companies', toId: companyId, category: 'HUBSPOT_DEFINED', typeId });
+      const exists = (this.associationsFrom.get(`contacts/${contactId}`) ?? []).some((a) => a.toId === companyId && a.typeId === typeId);
+      if (!exists) this.associate({ fromType: 'contacts', fromId: contactId, toType: 'companies', toId: companyId, category: 'HUBSPOT_DEFINED', typeId });
     }
     return [200, { fromObjectTypeId: '0-1', fromObjectId: Number(contactId), toObjectTypeId: '0-2', toObjectId: Number(companyId), labels: [] }];
   }
