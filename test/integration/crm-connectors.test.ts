@@ -418,6 +418,22 @@ describe('HubSpot connector', () => {
       expect(creates()).toHaveLength(1);
     });
 
+    it('takes back the write-ahead mark when the batch call is answered 429, so the next attempt creates without searching', async () => {
+      hs.failNext(1, { status: 429, retryAfter: 1, path: '/emails/batch/create' });
+      const emails = ['ann@one.test', 'bob@two.test', 'cy@three.test'];
+      const first = emails.map((email) => write(email));
+      const errors = await Promise.all(first.map((w) => thrown(w.outcome)));
+      for (const error of errors) expect(error).toMatchObject({ kind: 'rate_limited', httpStatus: 429 });
+      for (const w of first) expect(w.rec.persisted().activityPending).toBeUndefined();
+
+      const again = await Promise.all(first.map((w, i) => write(emails[i]!, w.rec.persisted()).outcome));
+      expect(again.map((o) => o.status)).toEqual(['success', 'success', 'success']);
+      // A 429 wrote nothing: no search per sync (each would spend the budget the 429 said was gone), one engagement each.
+      expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails/search')).toEqual([]);
+      expect(creates().map((r) => r.status)).toEqual([429, 201]);
+      expect(hs.emails.size).toBe(3);
+    });
+
     it('sends an input the batch answer refused back to its own sync, and keeps the others written once', async () => {
       hs.refuseCreate = (type, properties) => type === 'emails' && properties.hs_email_subject === 'Refuse me';
       try {

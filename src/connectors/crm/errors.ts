@@ -24,6 +24,14 @@ export class CrmError extends Error {
     this.throttled = details.throttled ?? false;
   }
 
+  /**
+   * Whether the CRM surely did not carry the request out: it was never sent (throttled), or the CRM
+   * refused it with 429 before doing anything (a rate limiter answers ahead of the write).
+   */
+  get unsent(): boolean {
+    return this.throttled || this.httpStatus === 429;
+  }
+
   /** Whether the job layer should try again later. */
   get retryable(): boolean {
     return this.kind === 'rate_limited' || this.kind === 'unavailable';

@@ -131,9 +131,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
     if (id === undefined) {
       // Written ahead: if the create's answer is lost, the next attempt looks before creating again.
       await book.save({ activityType: type, activityPending: true, timestamp });
-      id = await unlessThrottled(book, { activityPending: undefined }, () =>
-        createEngagement(api, type, contactId, activityProperties(type, event, timestamp)),
-      );
+      id = await unlessUnsent(book, { activityPending: undefined }, () => createEngagement(api, type, contactId, activityProperties(type, event, timestamp)));
     }
     await book.save({ activityType: type, activityId: id, activityPending: undefined }, { last: !options.createOrUpdateTask });
   }
@@ -147,7 +145,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
       let id = found;
       if (id === undefined) {
         await book.save({ taskPending: true, timestamp });
-        id = await unlessThrottled(book, { taskPending: undefined }, () =>
+        id = await unlessUnsent(book, { taskPending: undefined }, () =>
           createEngagement(api, 'tasks', contactId, taskProperties(event, timestamp, state.ownerId ?? null)),
         );
       }
@@ -164,15 +162,16 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
 // Steps
 
 /**
- * Runs a create written ahead; when the connection's budget kept it from being sent at all (a throttled
- * CrmError), the write-ahead mark is taken back first, so the next attempt creates at once instead of
- * searching for what was never sent.
+ * Runs a create written ahead; when it surely wrote nothing (kept back by the connection's budget, or
+ * answered 429), the write-ahead mark is taken back first, so the next attempt creates at once instead of
+ * searching for what was never written: after a 429 on a shared batch create, a search per sync would
+ * spend the budget the 429 just said was gone.
  */
-async function unlessThrottled<T>(book: StateBook<HubspotState>, clear: Partial<HubspotState>, create: () => Promise<T>): Promise<T> {
+async function unlessUnsent<T>(book: StateBook<HubspotState>, clear: Partial<HubspotState>, create: () => Promise<T>): Promise<T> {
   try {
     return await create();
   } catch (error) {
-    if (error instanceof CrmError && error.throttled) await book.save(clear);
+    if (error instanceof CrmError && error.unsent) await book.save(clear);
     throw error;
   }
 }
