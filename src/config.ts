@@ -239,7 +239,7 @@ const envSchema = z.object({
     'info',
   ),
   WORKER_MONITORING: withDefault(boolean, 'false'),
-  WORKER_CONCURRENCY: withDefault(integer(1, 1_000), '128'),
+  WORKER_CONCURRENCY: withDefault(integer(1, 1_000), '256'),
   QUERY_TIMEOUT_MS: withDefault(integer(1, 600_000), '20000'),
   RATE_LIMIT_PER_IP: withDefault(integer(0, 1_000_000_000), '120'),
   RATE_LIMIT_PER_ACCOUNT: withDefault(integer(0, 1_000_000_000), '120'),

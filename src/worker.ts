@@ -30,8 +30,8 @@ export const workerSettings = (concurrency: number): WorkerSettings => ({
   completeJobBatchDelay: 0,
 });
 
-/** The default settings (128 slots); printed at start so benchmarks can report them. */
-export const WORKER_SETTINGS: WorkerSettings = workerSettings(128);
+/** The default settings (256 slots); printed at start so benchmarks can report them. */
+export const WORKER_SETTINGS: WorkerSettings = workerSettings(256);
 
 /**
  * Connections a worker process needs: graphile-worker's own for each runner (fetch, complete, listen)

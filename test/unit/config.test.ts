@@ -38,7 +38,7 @@ const DEFAULTS: Config = {
   trustProxyHops: 0,
   logLevel: 'info',
   workerMonitoring: false,
-  workerConcurrency: 128,
+  workerConcurrency: 256,
   queryTimeoutMs: 20_000,
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   hubspotBaseUrl: 'https://api.hubapi.com',
