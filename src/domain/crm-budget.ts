@@ -71,6 +71,34 @@ const CONCURRENCY_RETRY_MS = 250;
 export interface Pause {
   untilMs: number;
   reason: string;
+  /** The CRM refused the request (429, REQUEST_LIMIT_EXCEEDED), not just announced its window used up. */
+  refused: boolean;
+}
+
+/** Refusals less than this apart (from one's pause ending to the next) are one run of refusals. */
+export const REFUSAL_RUN_GAP_MS = 60_000;
+
+/** A run of refusals this long is announced: the connection's pipelines fail with `crm_rate_limited`. */
+export const REFUSALS_WARNING_AFTER_MS = 15 * 60_000;
+
+/** A connection's current run of refusals (epoch ms), as the store keeps it. */
+export interface RefusalRun {
+  /** When the run began; null: never refused. */
+  sinceMs: number | null;
+  /** When the pause of its last refusal ends. */
+  untilMs: number | null;
+  /** The run (its `sinceMs`) already announced, if one was. */
+  warnedForMs: number | null;
+}
+
+/**
+ * Whether the run of refusals is still going (its last pause ended less than {@link REFUSAL_RUN_GAP_MS}
+ * ago, or has not ended), has lasted {@link REFUSALS_WARNING_AFTER_MS}, and was not announced yet. A busy
+ * connection waiting for its own budget is not refused: only the CRM's 429s and limit errors count.
+ */
+export function refusalsOverdue(run: RefusalRun, nowMs: number): boolean {
+  if (run.sinceMs === null || run.untilMs === null) return false;
+  return run.untilMs + REFUSAL_RUN_GAP_MS > nowMs && nowMs - run.sinceMs >= REFUSALS_WARNING_AFTER_MS && run.warnedForMs !== run.sinceMs;
 }
 
 /**
@@ -90,9 +118,9 @@ export function pauseFromAnswer(
     return Array.isArray(value) ? value[0] : value;
   };
   const intervalMs = Number(header('x-hubspot-ratelimit-interval-milliseconds')) || 10_000;
-  if (answer.status === 429) return { untilMs: nowMs + (retryAfterMs ?? intervalMs), reason: 'the CRM answered 429 Too Many Requests' };
-  if (answer.text.includes('REQUEST_LIMIT_EXCEEDED')) return { untilMs: nowMs + 60_000, reason: 'Salesforce answered REQUEST_LIMIT_EXCEEDED' };
-  if (header('x-hubspot-ratelimit-remaining') === '0') return { untilMs: nowMs + 1_000, reason: "HubSpot's rate-limit window is used up" };
+  if (answer.status === 429) return { untilMs: nowMs + (retryAfterMs ?? intervalMs), reason: 'the CRM answered 429 Too Many Requests', refused: true };
+  if (answer.text.includes('REQUEST_LIMIT_EXCEEDED')) return { untilMs: nowMs + 60_000, reason: 'Salesforce answered REQUEST_LIMIT_EXCEEDED', refused: true };
+  if (header('x-hubspot-ratelimit-remaining') === '0') return { untilMs: nowMs + 1_000, reason: "HubSpot's rate-limit window is used up", refused: false };
   return null;
 }
 

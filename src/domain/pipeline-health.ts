@@ -14,9 +14,26 @@ type PipelineState = 'healthy' | 'failing';
 
 /** Why syncs fail, as `sync.failed` reports it (`data.reason`), each paired with its remediation. */
 export type FailureReason =
-  'crm_authentication_failed' | 'crm_not_connected' | 'sync_disabled' | 'crm_not_supported' | 'crm_rejected_writes' | 'crm_unavailable' | 'payloads_unreadable';
+  | 'crm_authentication_failed'
+  | 'crm_not_connected'
+  | 'sync_disabled'
+  | 'crm_not_supported'
+  | 'crm_rejected_writes'
+  | 'crm_unavailable'
+  | 'crm_rate_limited'
+  | 'payloads_unreadable';
 
-const IMMEDIATE: ReadonlySet<FailureReason> = new Set(['crm_authentication_failed', 'crm_not_connected', 'sync_disabled', 'crm_not_supported']);
+/**
+ * Failures announced at once. `crm_rate_limited` is never a sync's outcome: it is the connection's CRM
+ * refusing for over 15 minutes (src/domain/crm-budget.ts, refusalsOverdue) while its syncs wait.
+ */
+const IMMEDIATE: ReadonlySet<FailureReason> = new Set([
+  'crm_authentication_failed',
+  'crm_not_connected',
+  'sync_disabled',
+  'crm_not_supported',
+  'crm_rate_limited',
+]);
 
 export const REMEDIATION: Record<FailureReason, string> = {
   crm_authentication_failed: 'Reconnect the CRM in the dashboard: its credentials were refused or have expired.',
@@ -26,6 +43,8 @@ export const REMEDIATION: Record<FailureReason, string> = {
   crm_rejected_writes: 'Check the sync errors (GET /api/v1/syncs?status=error): the CRM refuses the writes, often over a required field or a permission.',
   crm_unavailable:
     'Nothing to do if it passes: the CRM kept answering 429 or 5xx past our retries. Failed syncs can be retried with POST /api/v1/syncs/:id/retry.',
+  crm_rate_limited:
+    "Nothing is lost: the CRM has refused requests with its rate limit for over 15 minutes and the syncs wait for it. Check for another app using the same CRM account's API limit, or raise the limit; sync.recovered follows the next written sync.",
   payloads_unreadable: "Check the source's sequencer webhook settings: its payloads cannot be read (see the sync errors).",
 };
 

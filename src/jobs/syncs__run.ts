@@ -6,9 +6,10 @@ import type { FailureReason } from '../domain/pipeline-health.js';
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
 import { budgetFor } from '../domain/crm-budget.js';
 import { openSecret, sealSecret } from '../domain/secrets.js';
+import { announceRefusals } from './crm-refusals.js';
 import { enqueue } from './enqueue.js';
 import { SyncStore, type Final, type SyncContext, type SyncRow } from './sync-store.js';
-import { defineTask, type JobDeps } from './task.js';
+import { defineTask, type JobDeps, type JobEnvironment } from './task.js';
 
 /**
  * `syncs__run {requestId, retry?}`: turns one accepted request into its sync row and the CRM writes.
@@ -47,7 +48,7 @@ export function syncRetryJobKey(syncId: bigint | number): string {
  * recorded outcome ends the job early, and the connector resumes from the steps `crm_state` says are done.
  */
 async function runSync(
-  deps: JobDeps,
+  deps: JobEnvironment,
   { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
   payload: { requestId: number; retry?: boolean | undefined; waits?: number | undefined },
   helpers: JobHelpers,
@@ -96,7 +97,7 @@ type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; wai
 
 /** The CRM writes, credentials opened here only; a retryable failure asks to be rescheduled. */
 async function write(
-  deps: JobDeps,
+  deps: JobEnvironment,
   { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
   sync: SyncRow,
   context: SyncContext,
@@ -105,7 +106,8 @@ async function write(
   let connector;
   try {
     const budget = budgetFor(context.crm, context.crmRateLimit, deps.crm.budgets);
-    const config = budget ? { ...deps.crm, gate: { store: budgets, connectionId: context.connectionId, budget } } : deps.crm;
+    const announce = () => announceRefusals(deps.pool, budgets, context);
+    const config = budget ? { ...deps.crm, gate: { store: budgets, connectionId: context.connectionId, budget, announceRefusals: announce } } : deps.crm;
     connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), config);
   } catch (error) {
     if (error instanceof CrmError)

@@ -1,8 +1,8 @@
 /**
  * A connection's CRM request budget, shared by worker processes through PostgreSQL: two real worker
  * processes syncing one HubSpot connection stay within its requests per 10 s (the HubSpot emulator
- * enforces the same limit and would answer 429), a 429 pauses the connection for both, and a paused
- * connection does not hold up another's syncs.
+ * enforces the same limit and would answer 429), a 429 pauses the connection for both, a paused
+ * connection does not hold up another's syncs, and a CRM refusing for 15 minutes is announced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
@@ -132,6 +132,43 @@ describe('a connection busier than its CRM budget', () => {
     expect(shown?.crmPause).toEqual({ until: expect.any(String), reason: 'test' });
     expect(data.account.connections.find((c) => c.id === other.connectionId)?.crmPause).toBeNull();
     expect(await outcomes(held, 30_000)).toEqual(['success', 'success', 'success']);
+  }, 60_000);
+});
+
+describe('a CRM that keeps refusing for 15 minutes', () => {
+  it("announces the connection's busy pipelines failing once, while their syncs wait and then recover", async () => {
+    const token = 'budget-refusing-token';
+    hubspot.accessTokens.add(token);
+    const refusing = await ctx.db.prisma.connection.create({
+      data: { accountId: acme, crm: 'HUBSPOT', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: token })) },
+    });
+    const source = (code: string) => ctx.db.prisma.source.create({ data: { connectionId: refusing.id, platform: 'smartlead', ingressCode: code } });
+    const [first, second, idle] = [await source('refusingSource01'), await source('refusingSource02'), await source('refusingIdle001')];
+    // Fifteen minutes of refusals, as the store would have counted them: a run that began 16 minutes ago and is still going.
+    await ctx.db.query(
+      `INSERT INTO crm_budgets (connection_id, limited_since, limited_until, updated_at)
+       VALUES ($1, now() - interval '16 minutes', now() + interval '1 second', now())`,
+      [refusing.id],
+    );
+    hubspot.failNext(1, { status: 429, retryAfter: 1 });
+    const requestIds = [...(await send(first.ingressCode, 2, 'refused-a')), ...(await send(second.ingressCode, 1, 'refused-b'))];
+    expect(await outcomes(requestIds, 30_000)).toEqual(requestIds.map(() => 'success'));
+
+    const events = await ctx.db.query<{ type: string; source_id: number; reason: string | null }>(
+      "SELECT type, source_id, data->>'reason' AS reason FROM platform_events WHERE connection_id = $1 ORDER BY id",
+      [refusing.id],
+    );
+    const of = (sourceId: number) => events.filter((e) => e.source_id === sourceId).map((e) => [e.type, e.reason]);
+    expect(of(first.id)).toEqual([
+      ['sync.failed', 'crm_rate_limited'],
+      ['sync.recovered', null],
+    ]);
+    expect(of(second.id)).toEqual(of(first.id));
+    expect(of(idle.id)).toEqual([]);
+    const [run] = await ctx.db.query<{ claimed: boolean }>('SELECT warned_for = limited_since AS claimed FROM crm_budgets WHERE connection_id = $1', [
+      refusing.id,
+    ]);
+    expect(run?.claimed).toBe(true);
   }, 60_000);
 });
 

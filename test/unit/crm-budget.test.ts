@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { budgetFor, LEASE_EXPIRY_MS, pauseFromAnswer, waitForSlot } from '../../src/domain/crm-budget.js';
+import {
+  budgetFor,
+  LEASE_EXPIRY_MS,
+  pauseFromAnswer,
+  REFUSAL_RUN_GAP_MS,
+  REFUSALS_WARNING_AFTER_MS,
+  refusalsOverdue,
+  waitForSlot,
+} from '../../src/domain/crm-budget.js';
 
 const T = 1_700_000_000_000;
 const window = { kind: 'window', requests: 3, windowMs: 10_000 } as const;
@@ -49,19 +57,42 @@ describe('pauseFromAnswer', () => {
   const answer = (status: number, headers: Record<string, string> = {}, text = '') => ({ status, headers, text });
 
   it('pauses a 429 until its Retry-After, else a whole window', () => {
-    expect(pauseFromAnswer(answer(429), 3_000, T)).toMatchObject({ untilMs: T + 3_000 });
+    expect(pauseFromAnswer(answer(429), 3_000, T)).toMatchObject({ untilMs: T + 3_000, refused: true });
     expect(pauseFromAnswer(answer(429, { 'x-hubspot-ratelimit-interval-milliseconds': '10000' }), undefined, T)).toMatchObject({ untilMs: T + 10_000 });
   });
 
   it("pauses a moment when HubSpot says the window is used up, and a minute on Salesforce's REQUEST_LIMIT_EXCEEDED", () => {
-    expect(pauseFromAnswer(answer(201, { 'x-hubspot-ratelimit-remaining': '0' }), undefined, T)).toMatchObject({ untilMs: T + 1_000 });
+    // The window used up is the budget working, not a refusal: it never counts toward the 15-minute warning.
+    expect(pauseFromAnswer(answer(201, { 'x-hubspot-ratelimit-remaining': '0' }), undefined, T)).toMatchObject({ untilMs: T + 1_000, refused: false });
     expect(pauseFromAnswer(answer(403, {}, '[{"errorCode":"REQUEST_LIMIT_EXCEEDED","message":"TotalRequests Limit exceeded."}]'), undefined, T)).toMatchObject({
       untilMs: T + 60_000,
+      refused: true,
     });
   });
 
   it('leaves other answers alone', () => {
     expect(pauseFromAnswer(answer(200, { 'x-hubspot-ratelimit-remaining': '5' }), undefined, T)).toBeNull();
     expect(pauseFromAnswer(answer(500), 2_000, T)).toBeNull();
+  });
+});
+
+describe('refusalsOverdue', () => {
+  const run = (sinceAgo: number, untilAgo: number, warnedFor: number | null = null) => ({
+    sinceMs: T - sinceAgo,
+    untilMs: T - untilAgo,
+    warnedForMs: warnedFor,
+  });
+
+  it('is due once a run of refusals still going has lasted 15 minutes', () => {
+    expect(refusalsOverdue(run(REFUSALS_WARNING_AFTER_MS, -1_000), T)).toBe(true);
+    expect(refusalsOverdue(run(REFUSALS_WARNING_AFTER_MS - 1, -1_000), T)).toBe(false);
+    // The last pause ended, but less than the gap ago: the run goes on.
+    expect(refusalsOverdue(run(REFUSALS_WARNING_AFTER_MS, REFUSAL_RUN_GAP_MS - 1), T)).toBe(true);
+  });
+
+  it('is not due for a run that ended, one already announced, or a connection never refused', () => {
+    expect(refusalsOverdue(run(REFUSALS_WARNING_AFTER_MS * 2, REFUSAL_RUN_GAP_MS), T)).toBe(false);
+    expect(refusalsOverdue(run(REFUSALS_WARNING_AFTER_MS, -1_000, T - REFUSALS_WARNING_AFTER_MS), T)).toBe(false);
+    expect(refusalsOverdue({ sinceMs: null, untilMs: null, warnedForMs: null }, T)).toBe(false);
   });
 });

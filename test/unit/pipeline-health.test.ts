@@ -13,9 +13,12 @@ import {
 const healthy: PipelineHealthState = { state: 'healthy', consecutiveErrors: 0 };
 
 describe('nextPipelineHealth', () => {
-  it.each<FailureReason>(['crm_authentication_failed', 'crm_not_connected', 'sync_disabled', 'crm_not_supported'])('fails at once on %s', (reason) => {
-    expect(nextPipelineHealth(healthy, { written: false, reason })).toEqual({ next: { state: 'failing', consecutiveErrors: 1 }, event: 'sync.failed' });
-  });
+  it.each<FailureReason>(['crm_authentication_failed', 'crm_not_connected', 'sync_disabled', 'crm_not_supported', 'crm_rate_limited'])(
+    'fails at once on %s',
+    (reason) => {
+      expect(nextPipelineHealth(healthy, { written: false, reason })).toEqual({ next: { state: 'failing', consecutiveErrors: 1 }, event: 'sync.failed' });
+    },
+  );
 
   it.each<FailureReason>(['crm_rejected_writes', 'crm_unavailable', 'payloads_unreadable'])(
     `fails on the ${FAILING_AFTER}th %s in a row, not before`,

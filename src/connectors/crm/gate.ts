@@ -1,5 +1,5 @@
 import type { CrmBudgetStore } from '../../db/crm-budget-store.js';
-import { pauseFromAnswer, type CrmBudget } from '../../domain/crm-budget.js';
+import { pauseFromAnswer, refusalsOverdue, type CrmBudget, type RefusalRun } from '../../domain/crm-budget.js';
 import { retryAfterMs, type HttpClient, type HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
 
@@ -12,9 +12,17 @@ const MAX_WAIT_IN_JOB_MS = 1_000;
  * `rate_limited` CrmError marked `throttled`, so the job is rescheduled for when a slot frees and its
  * worker slot goes to other connections), and each answer that says the account's limit is reached
  * pauses the connection for every process. A 429 is not retried here: its pause is the retry's schedule.
+ * When the CRM has kept refusing for 15 minutes, `announceRefusals` is called (once per run of refusals
+ * across processes is the callee's to ensure): the customer hears of it while the syncs keep waiting.
  */
-export function gatedHttp(http: HttpClient, gate: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget; crmName: string }): HttpClient {
+export function gatedHttp(
+  http: HttpClient,
+  gate: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget; crmName: string; announceRefusals?: () => Promise<void> },
+): HttpClient {
   const { store, connectionId, budget, crmName } = gate;
+  const watch = async (refusals: RefusalRun, nowMs: number) => {
+    if (gate.announceRefusals && refusalsOverdue(refusals, nowMs)) await gate.announceRefusals();
+  };
   return {
     async request(request) {
       const token = await slot();
@@ -30,7 +38,10 @@ export function gatedHttp(http: HttpClient, gate: { store: CrmBudgetStore; conne
         wait,
         Date.now(),
       );
-      if (pause) await store.pause(connectionId, pause);
+      if (pause) {
+        const paused = await store.pause(connectionId, pause);
+        await watch(paused.refusals, paused.nowMs);
+      }
       if (response.status === 429) {
         throw new CrmError('rate_limited', `${crmName} answered 429 Too Many Requests: the connection is paused`, {
           httpStatus: 429,
@@ -49,6 +60,7 @@ export function gatedHttp(http: HttpClient, gate: { store: CrmBudgetStore; conne
     for (;;) {
       const taken = await store.take(connectionId, budget);
       if (taken.granted) return taken.token;
+      await watch(taken.refusals, taken.nowMs);
       if (Date.now() - started + taken.waitMs > MAX_WAIT_IN_JOB_MS) {
         const why = taken.pausedUntilMs !== null && taken.pausedUntilMs > Date.now() ? 'paused by its rate limit' : 'at its request budget';
         throw new CrmError('rate_limited', `${crmName} connection ${connectionId} is ${why}: next request in ${Math.ceil(taken.waitMs / 1000)} s`, {

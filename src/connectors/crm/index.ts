@@ -28,7 +28,7 @@ export interface CrmConfig {
   /** HUBSPOT_REQUESTS_PER_10S and SALESFORCE_MAX_CONCURRENCY: the budgets of connections that name none. */
   budgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
   /** The connection's shared request budget: every call takes a slot of it (src/connectors/crm/gate.ts). */
-  gate?: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget };
+  gate?: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget; announceRefusals?: () => Promise<void> };
 }
 
 /** CRM kinds with a connector (Connection.crm, uppercase). */
