@@ -33,10 +33,27 @@ export interface Config {
   crmBudgets: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
   smartleadBaseUrl: string;
   instantlyBaseUrl: string;
+  /** Minutes between a synced block list's incremental rounds. */
+  blocklistRefreshMinutes: number;
   forwarding: ForwardingConfig;
   relays: RelayConfig;
   webhooks: WebhookConfig;
 }
+
+/** Where block lists are pushed and how often they are fetched again (src/jobs/blocklists__*.ts). */
+export interface BlocklistConfig {
+  smartleadBaseUrl: string;
+  instantlyBaseUrl: string;
+  /** Minutes between a synced list's incremental rounds (BLOCKLIST_REFRESH_MINUTES). */
+  refreshMinutes: number;
+}
+
+/** The sequencers' production APIs and the documented refresh, where a worker is given none (tests). */
+export const DEFAULT_BLOCKLISTS: BlocklistConfig = {
+  smartleadBaseUrl: 'https://server.smartlead.ai',
+  instantlyBaseUrl: 'https://api.instantly.ai',
+  refreshMinutes: 60,
+};
 
 /** How events are forwarded to customer URLs (src/jobs/deliveries__send.ts). */
 export interface ForwardingConfig {
@@ -129,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     crmBudgets: { hubspotRequestsPer10s: e.HUBSPOT_REQUESTS_PER_10S, salesforceMaxConcurrency: e.SALESFORCE_MAX_CONCURRENCY },
     smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
     instantlyBaseUrl: stripTrailingSlash(e.INSTANTLY_BASE_URL),
+    blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,
     forwarding: {
       retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
       concurrency: e.FORWARDING_CONCURRENCY,
@@ -248,8 +266,9 @@ const envSchema = z.object({
   SALESFORCE_LOGIN_URL: withDefault(httpUrl, 'https://login.salesforce.com'),
   HUBSPOT_REQUESTS_PER_10S: withDefault(integer(0, 10_000), '100'),
   SALESFORCE_MAX_CONCURRENCY: withDefault(integer(0, 1_000), '10'),
-  SMARTLEAD_BASE_URL: withDefault(httpUrl, 'https://server.smartlead.ai'),
-  INSTANTLY_BASE_URL: withDefault(httpUrl, 'https://api.instantly.ai'),
+  SMARTLEAD_BASE_URL: withDefault(httpUrl, DEFAULT_BLOCKLISTS.smartleadBaseUrl),
+  INSTANTLY_BASE_URL: withDefault(httpUrl, DEFAULT_BLOCKLISTS.instantlyBaseUrl),
+  BLOCKLIST_REFRESH_MINUTES: withDefault(integer(1, 10_080), String(DEFAULT_BLOCKLISTS.refreshMinutes)),
   FORWARDING_RETRY_SCHEDULE: optional(retrySchedule),
   FORWARDING_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
   FORWARDING_MAX_IN_FLIGHT: withDefault(integer(1, 5_000), '500'),

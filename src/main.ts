@@ -76,6 +76,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       forwarding: config.forwarding,
       relays: config.relays,
       webhooks: config.webhooks,
+      blocklists: { smartleadBaseUrl: config.smartleadBaseUrl, instantlyBaseUrl: config.instantlyBaseUrl, refreshMinutes: config.blocklistRefreshMinutes },
       encryptionKey: database.encryptionKey,
     };
     // A runner that stopped on an error leaves the process without that lane: shut down (exit 1), to be restarted.

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { Logger as WorkerLogger, run, type WorkerEvents } from 'graphile-worker';
+import { Logger as WorkerLogger, parseCronItems, run, type WorkerEvents } from 'graphile-worker';
+import { BLOCKLIST_CRON } from './jobs/blocklists__schedule.js';
 import type pg from 'pg';
 import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';
 import type { Logger } from './logger.js';
@@ -99,6 +100,8 @@ export async function startWorker(
   // rows in another order deadlocked with them, which stops graphile-worker's runner.
   const loops = await run({
     ...common,
+    // Block lists' rounds are scheduled here: cron jobs are the loops lane's, like the rounds they queue.
+    parsedCronItems: parseCronItems(BLOCKLIST_CRON),
     schema: LANE_SCHEMA.loops,
     taskList: createTaskList(env, 'loops'),
     concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,

@@ -2,6 +2,7 @@
  * Prior outreach to a contact (spec: GET /api/v1/contacts/outreach). Pure: which identities a query
  * names, and the response built from the aggregated log rows.
  */
+import { EMAIL_ADDRESS } from './email-address.js';
 import { eventTraits } from './event-types.js';
 import { excerpt } from './excerpt.js';
 import { normalizeProfileUrl, profileUrlVariants } from './profile-url.js';
@@ -51,8 +52,6 @@ export function parseOutreachQuery(rawEmail: string | null | undefined, rawProfi
   return { ok: true, query: { email, profileUrls: [...profiles.keys()], identities } };
 }
 
-// A pragmatic address check: one @, a local part without spaces, a dotted domain of DNS labels.
-const EMAIL = /^[^\s@]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const DOMAIN = /^@?([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 function checkEmail(raw: string): string | { problem: string } {
@@ -60,7 +59,7 @@ function checkEmail(raw: string): string | { problem: string } {
   if (DOMAIN.test(email)) {
     return { problem: `email "${excerpt(email, 100)}" is a bare domain: pass a person's address (company rollups are not supported)` };
   }
-  if (!EMAIL.test(email)) return { problem: `email "${excerpt(email, 100)}" is not a valid email address` };
+  if (!EMAIL_ADDRESS.test(email)) return { problem: `email "${excerpt(email, 100)}" is not a valid email address` };
   return email;
 }
 

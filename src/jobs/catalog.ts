@@ -1,5 +1,8 @@
 import type { TaskList } from 'graphile-worker';
 import type { WorkerCheck } from '../domain/health.js';
+import { blocklistsFetch } from './blocklists__fetch.js';
+import { blocklistsPush } from './blocklists__push.js';
+import { blocklistsSchedule } from './blocklists__schedule.js';
 import { deliveriesSend } from './deliveries__send.js';
 import { relayExecutionsSend } from './relay_executions__send.js';
 import { replyRelaysSchedule } from './reply_relays__schedule.js';
@@ -18,6 +21,9 @@ export const CATALOG: readonly CatalogEntry[] = [
   catalogEntry(replyRelaysSchedule),
   catalogEntry(relayExecutionsSend),
   catalogEntry(webhookDeliveriesSend),
+  catalogEntry(blocklistsSchedule),
+  catalogEntry(blocklistsFetch),
+  catalogEntry(blocklistsPush),
 ];
 
 /** graphile-worker's task list of one lane (one runner) of a worker process. */

@@ -131,7 +131,7 @@ async function write(
         lastState = state;
         return Promise.resolve();
       },
-      renewCredentials: (used, exchange) => renewCredentials(deps, store, context.connectionId, used, exchange),
+      renewCredentials: (used, exchange) => renewConnectionCredentials(deps, store, context.connectionId, used, exchange),
     });
     return {
       kind: 'final',
@@ -158,9 +158,10 @@ async function write(
 
 /**
  * Under the connection row's lock: the stored credentials when another run already replaced the access
- * token this run used, else the exchanged ones, sealed and stored before they are used.
+ * token this run used, else the exchanged ones, sealed and stored before they are used. Block list
+ * fetches renew through it too.
  */
-async function renewCredentials(
+export async function renewConnectionCredentials(
   deps: JobDeps,
   store: SyncStore,
   connectionId: number,

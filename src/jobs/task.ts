@@ -1,7 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type pg from 'pg';
 import type { z } from 'zod';
-import type { ForwardingConfig, RelayConfig, WebhookConfig } from '../config.js';
+import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
 import { query, raw, sql } from '../db/sql.js';
@@ -53,6 +53,8 @@ export interface JobDeps {
   relays?: Partial<RelayConfig>;
   /** Platform webhook settings (WEBHOOK_*); the documented defaults where absent. `attemptTimeoutMs` (15 s) is for tests. */
   webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
+  /** Block list settings (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL, BLOCKLIST_REFRESH_MINUTES); DEFAULT_BLOCKLISTS where absent. */
+  blocklists?: Partial<BlocklistConfig>;
   /** Opens and seals connection credentials. */
   encryptionKey: Buffer;
   /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */

@@ -171,6 +171,20 @@ export const ROUTES: Route[] = [
     (d) => ({ blocklists: d.blocklists }),
   ),
   route(
+    '/blocklists/:id/pause',
+    ops.PauseBlocklistDocument,
+    (req) => ({ id: pathId(req.params.id as string, (id) => `Blocklist ${id} not found`) }),
+    (d) => d.pauseBlocklist,
+    { method: 'post' },
+  ),
+  route(
+    '/blocklists/:id/resync',
+    ops.ResyncBlocklistDocument,
+    (req) => ({ id: pathId(req.params.id as string, (id) => `Blocklist ${id} not found`) }),
+    (d) => d.resyncBlocklist,
+    { method: 'post' },
+  ),
+  route(
     '/requests',
     ops.RequestsDocument,
     (req) => ({ ...windowParams(req.query), ...pageParams(req.query), sourceId: optionalId(req.query, 'sourceId', sourceNotFound) }),

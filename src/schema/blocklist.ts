@@ -12,7 +12,10 @@ builder.prismaObject('Blocklist', {
     isEnabled: t.exposeBoolean('isEnabled', { description: 'False while paused.' }),
     hasCrmSource: t.exposeBoolean('hasCrmSource', { description: 'Whether a CRM list backs it.' }),
     syncedCount: t.relationCount('entries', { where: { pushedAt: { not: null } }, description: 'Entries pushed to the sequencer.' }),
-    pendingCount: t.relationCount('entries', { where: { pushedAt: null }, description: 'Entries not pushed yet.' }),
+    pendingCount: t.relationCount('entries', {
+      where: { pushedAt: null, pushError: null },
+      description: 'Entries not pushed yet (those the sequencer refused are not pending).',
+    }),
     lastFetchedAt: t.expose('lastFetchedAt', { type: 'DateTime', nullable: true, description: 'Last complete CRM fetch.' }),
     lastError: t.exposeString('lastError', { nullable: true, description: 'Last operational error (may carry vendor text).' }),
     lastAttemptedAt: t.expose('lastAttemptedAt', { type: 'DateTime', nullable: true, description: 'Last fetch or push attempt.' }),

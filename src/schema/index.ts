@@ -7,6 +7,7 @@ import './source.js';
 import './destination.js';
 import './reply-relay.js';
 import './blocklist.js';
+import './blocklist-actions.js';
 import './webhook-endpoint.js';
 import './me.js';
 import './account-status.js';

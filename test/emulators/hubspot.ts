@@ -27,6 +27,16 @@ export interface HsAssociation {
   typeId: number;
 }
 
+/** A static (MANUAL) list, as the block list sync reads one. */
+export interface HsList {
+  listId: string;
+  name: string;
+  objectType: 'contacts' | 'companies';
+  /** Its members in the order they were added, each record once. */
+  members: Array<{ recordId: string; membershipTimestamp: string }>;
+  memberIds: Set<string>;
+}
+
 export interface HsOwner {
   id: string;
   email: string;
@@ -114,9 +124,9 @@ const ASSOCIATION_TYPES: Record<string, readonly number[]> = {
 export class HubspotEmulator {
   url = '';
   readonly contacts = new Map<string, HsObject>();
-  private readonly contactIdsByEmail = new Map<string, string>();
-  private indexedContacts = 0;
   readonly companies = new Map<string, HsObject>();
+  /** Lists by id, for tests to inspect (create them with addList). */
+  readonly lists = new Map<string, HsList>();
   readonly emails = new Map<string, HsObject>();
   readonly notes = new Map<string, HsObject>();
   readonly tasks = new Map<string, HsObject>();
@@ -142,6 +152,15 @@ export class HubspotEmulator {
   private readonly server: http.Server;
   private readonly plan = new FaultPlan();
   private nextId = 1000;
+  private nextListId = 0;
+  /**
+   * Contacts by email and companies by domain, kept by this class's writes and rebuilt when a test put
+   * records in a map directly (benches upsert thousands and lists hold 100,000: a scan per lookup would dominate).
+   */
+  private readonly indexes = {
+    contacts: { property: 'email', ids: new Map<string, string>(), size: 0 },
+    companies: { property: 'domain', ids: new Map<string, string>(), size: 0 },
+  };
 
   constructor(options: HubspotEmulatorOptions = {}) {
     this.accessTokens.add(options.accessToken ?? 'hs-access-initial');
@@ -188,6 +207,33 @@ export class HubspotEmulator {
       .filter((a) => a.fromType === type && a.toType === 'contacts' && a.toId === contactId)
       .map((a) => this.store(type).get(a.fromId))
       .filter((o): o is HsObject => o !== undefined);
+  }
+
+  /**
+   * Creates a MANUAL list of contacts (by `email`) or companies (by `domain`) holding a record for each
+   * value, reusing a record that already has that exact value; values are stored as given (messy ones
+   * included: the service normalises), an empty one makes a record without the property. Returns the listId.
+   */
+  addList(options: { name: string; objectType: 'contacts' | 'companies'; values: string[] }): string {
+    const listId = String((this.nextListId += 1));
+    this.lists.set(listId, { listId, name: options.name, objectType: options.objectType, members: [], memberIds: new Set() });
+    this.addToList(listId, options.values);
+    return listId;
+  }
+
+  /** Adds members to a list later, as a customer does between two sync rounds (same rules as addList). */
+  addToList(listId: string, values: string[]): void {
+    const list = this.lists.get(listId);
+    if (!list) throw new Error(`no HubSpot list ${listId}`);
+    const property = this.indexes[list.objectType].property;
+    const membershipTimestamp = new Date().toISOString();
+    for (const value of values) {
+      const record =
+        (value === '' ? undefined : this.recordBy(list.objectType, value)) ?? this.insert(list.objectType, value === '' ? {} : { [property]: value });
+      if (list.memberIds.has(record.id)) continue;
+      list.memberIds.add(record.id);
+      list.members.push({ recordId: record.id, membershipTimestamp });
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -313,6 +359,10 @@ export class HubspotEmulator {
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/crm/v3/objects/contacts/batch/upsert') return this.upsertContacts(json);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(emails|notes|tasks)\/batch\/create$/.exec(path))) return this.createMany(m[1] as ObjectType, json);
+    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/batch\/read$/.exec(path)))
+      return this.readMany(m[1] as 'contacts' | 'companies', json);
+    if (method === 'GET' && (m = /^\/crm\/v3\/lists\/([^/]+)$/.exec(path))) return this.list(decodeURIComponent(m[1] as string));
+    if (method === 'GET' && (m = /^\/crm\/v3\/lists\/([^/]+)\/memberships$/.exec(path))) return this.memberships(decodeURIComponent(m[1] as string), url);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path)))
       return this.search(m[1] as ObjectType, json);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)$/.exec(path))) return this.create(m[1] as ObjectType, json);
@@ -393,19 +443,88 @@ export class HubspotEmulator {
     return [200, { status: 'COMPLETE', results, startedAt: now, completedAt: now }];
   }
 
-  /**
-   * The contact with this email, from an index kept by this class's writes and rebuilt when a test put
-   * contacts in the map directly (the bench upserts thousands: a scan per upsert would dominate).
-   */
   private contactByEmail(email: string): HsObject | undefined {
-    if (this.indexedContacts !== this.contacts.size) {
-      this.contactIdsByEmail.clear();
-      for (const contact of this.contacts.values()) if (contact.properties.email) this.contactIdsByEmail.set(contact.properties.email, contact.id);
-      this.indexedContacts = this.contacts.size;
+    return this.recordBy('contacts', email);
+  }
+
+  /** The contact with this email or the company with this domain (exact value), from {@link indexes}. */
+  private recordBy(type: 'contacts' | 'companies', value: string): HsObject | undefined {
+    const index = this.indexes[type];
+    const store = this.store(type);
+    if (index.size !== store.size) {
+      index.ids.clear();
+      for (const record of store.values()) {
+        const key = record.properties[index.property];
+        if (key) index.ids.set(key, record.id);
+      }
+      index.size = store.size;
     }
-    const id = this.contactIdsByEmail.get(email);
-    const contact = id === undefined ? undefined : this.contacts.get(id);
-    return contact?.properties.email === email ? contact : undefined;
+    const id = index.ids.get(value);
+    const record = id === undefined ? undefined : store.get(id);
+    return record?.properties[index.property] === value ? record : undefined;
+  }
+
+  /** A list's definition as HubSpot's v3 Lists API gives it. */
+  private list(listId: string): [number, unknown] {
+    const list = this.lists.get(listId);
+    if (!list) return [404, error('OBJECT_NOT_FOUND', `List ${listId} does not exist`)];
+    const objectTypeId = list.objectType === 'contacts' ? '0-1' : '0-2';
+    return [200, { list: { listId: list.listId, name: list.name, objectTypeId, processingType: 'MANUAL', size: list.members.length } }];
+  }
+
+  /**
+   * A page of a list's members in the order they were added (`limit` 1 to 250, default 100); `after` is
+   * an opaque cursor (the offset), and the last page has no `paging`, as HubSpot's does.
+   */
+  private memberships(listId: string, url: URL): [number, unknown] {
+    const list = this.lists.get(listId);
+    if (!list) return [404, error('OBJECT_NOT_FOUND', `List ${listId} does not exist`)];
+    const limit = Number(url.searchParams.get('limit') ?? '100');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 250) return [400, error('VALIDATION_ERROR', 'limit must be an integer from 1 to 250')];
+    const after = url.searchParams.get('after');
+    if (after !== null && !/^\d+$/.test(after)) return [400, error('VALIDATION_ERROR', `Invalid after cursor: ${after}`)];
+    const offset = after === null ? 0 : Number(after);
+    const results = list.members.slice(offset, offset + limit);
+    const next = offset + results.length;
+    return [200, { results, ...(next < list.members.length ? { paging: { next: { after: String(next) } } } : {}) }];
+  }
+
+  /**
+   * Batch read by id (1 to 100 inputs): the records found, with the requested properties; ids not found
+   * are left out and named in one OBJECT_NOT_FOUND error, answered 207 as HubSpot's batch answers are.
+   */
+  private readMany(type: 'contacts' | 'companies', json: unknown): [number, unknown] {
+    const body = asRecord(json);
+    const inputs = body.inputs;
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 100)
+      return [400, error('VALIDATION_ERROR', 'inputs must be an array of 1 to 100 items')];
+    if (body.properties !== undefined && (!Array.isArray(body.properties) || body.properties.some((p) => typeof p !== 'string')))
+      return [400, error('VALIDATION_ERROR', 'properties must be an array of property names')];
+    const wanted = (body.properties ?? []) as string[];
+    const results: unknown[] = [];
+    const missing: string[] = [];
+    const seen = new Set<string>();
+    for (const raw of inputs) {
+      const id = asRecord(raw).id;
+      if (typeof id !== 'string' && typeof id !== 'number') return [400, error('VALIDATION_ERROR', 'each input needs an id')];
+      const key = String(id);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const object = this.store(type).get(key);
+      if (object) results.push(view(object, wanted));
+      else missing.push(key);
+    }
+    const now = new Date().toISOString();
+    const errors = [
+      {
+        status: 'error',
+        category: 'OBJECT_NOT_FOUND',
+        message: `Could not get some ${type === 'contacts' ? 'CONTACT' : 'COMPANY'} objects, they may be deleted or not exist. Check that ids are valid.`,
+        context: { ids: missing },
+      },
+    ];
+    const answer = { status: 'COMPLETE', results, startedAt: now, completedAt: now, ...(missing.length > 0 ? { numErrors: 1, errors } : {}) };
+    return [missing.length > 0 ? 207 : 200, answer];
   }
 
   private create(type: ObjectType, json: unknown): [number, unknown] {
@@ -458,7 +577,10 @@ export class HubspotEmulator {
     if (problem) return [400, problem];
     Object.assign(object.properties, stringify(asRecord(properties)));
     object.updatedAt = new Date().toISOString();
-    if (type === 'contacts' && object.properties.email) this.contactIdsByEmail.set(object.properties.email, object.id);
+    if (type === 'contacts' || type === 'companies') {
+      const key = object.properties[this.indexes[type].property];
+      if (key) this.indexes[type].ids.set(key, object.id);
+    }
     return [200, view(object, Object.keys(asRecord(properties)))];
   }
 
@@ -556,9 +678,11 @@ export class HubspotEmulator {
     const id = String((this.nextId += 1));
     const object: HsObject = { id, properties: { ...properties, hs_object_id: id, createdate: now }, createdAt: now, updatedAt: now, archived: false };
     this.store(type).set(id, object);
-    if (type === 'contacts') {
-      if (properties.email) this.contactIdsByEmail.set(properties.email, id);
-      if (this.indexedContacts === this.contacts.size - 1) this.indexedContacts = this.contacts.size;
+    if (type === 'contacts' || type === 'companies') {
+      const index = this.indexes[type];
+      const key = properties[index.property];
+      if (key) index.ids.set(key, id);
+      if (index.size === this.store(type).size - 1) index.size = this.store(type).size;
     }
     return object;
   }

@@ -6,10 +6,11 @@ import { FaultPlan, readBody, type Fault } from './faults.js';
 /**
  * A Salesforce emulator: real HTTP servers on 127.0.0.1 for the login host (OAuth token endpoint) and
  * the org's instance (REST `/services/data/vXX.X`: SOQL query, sObject create and update), speaking
- * the subset src/connectors/crm/salesforce.ts uses. It validates the bearer session, field names,
- * required fields, picklists, lengths, references and SOQL syntax (an unescaped quote is a
- * MALFORMED_QUERY), answering Salesforce's `[{message, errorCode, fields}]` format. Both listeners
- * serve the same handler and store; the request log says which one a request reached.
+ * the subset src/connectors/crm/salesforce.ts uses; a query matching more than `queryBatchSize` records
+ * pages by `nextRecordsUrl`. It validates the bearer session, field names, required fields, picklists,
+ * lengths, references and SOQL syntax (an unescaped quote is a MALFORMED_QUERY), answering Salesforce's
+ * `[{message, errorCode, fields}]` format. Both listeners serve the same handler and store; the request
+ * log says which one a request reached.
  */
 
 export type SfRecord = Record<string, unknown> & { Id: string; CreatedDate: string };
@@ -33,11 +34,14 @@ export interface SalesforceEmulatorOptions {
   users?: Array<{ Id: string; Email: string; IsActive: boolean; Name?: string }>;
   /** The org's cap on concurrent API requests (production: 25 long-running ones); unset: none. */
   maxConcurrency?: number;
+  /** Records per query answer before `nextRecordsUrl` paging (Salesforce's default 2,000); small values make paging testable. */
+  queryBatchSize?: number;
 }
 
-type SObject = 'Contact' | 'Lead' | 'Task' | 'User';
+type SObject = 'Contact' | 'Lead' | 'Account' | 'Task' | 'User';
 
-const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean }>> = {
+/** A field: `checkbox` ones take JSON booleans and default to false, as Salesforce checkboxes do. */
+const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean; checkbox?: boolean }>> = {
   Contact: {
     Id: { createable: false },
     CreatedDate: { createable: false },
@@ -49,6 +53,7 @@ const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean
     Phone: { max: 40, createable: true },
     Description: { max: 32_000, createable: true },
     AccountId: { createable: true },
+    HasOptedOutOfEmail: { createable: true, checkbox: true },
   },
   Lead: {
     Id: { createable: false },
@@ -63,7 +68,17 @@ const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean
     Phone: { max: 40, createable: true },
     LeadSource: { max: 255, createable: true },
     Description: { max: 32_000, createable: true },
-    IsConverted: { createable: false },
+    IsConverted: { createable: false, checkbox: true },
+    HasOptedOutOfEmail: { createable: true, checkbox: true },
+  },
+  Account: {
+    Id: { createable: false },
+    CreatedDate: { createable: false },
+    OwnerId: { createable: true },
+    Name: { max: 255, createable: true },
+    Website: { max: 255, createable: true },
+    // A custom checkbox, as orgs add to mark accounts never to contact (an Account block list source).
+    Do_Not_Contact__c: { createable: true, checkbox: true },
   },
   Task: {
     Id: { createable: false },
@@ -87,14 +102,24 @@ const FIELDS: Record<SObject, Record<string, { max?: number; createable: boolean
   },
 };
 
-const REQUIRED: Record<SObject, string[]> = { Contact: ['LastName'], Lead: ['LastName', 'Company'], Task: [], User: [] };
+const REQUIRED: Record<SObject, string[]> = { Contact: ['LastName'], Lead: ['LastName', 'Company'], Account: ['Name'], Task: [], User: [] };
 const PICKLISTS: Record<string, string[]> = {
   'Task.Status': ['Not Started', 'In Progress', 'Completed', 'Waiting on someone else', 'Deferred'],
   'Task.Priority': ['High', 'Normal', 'Low'],
   'Task.TaskSubtype': ['Task', 'Email', 'ListEmail', 'Cadence', 'Call', 'LinkedIn'],
 };
-const PREFIX: Record<SObject, string> = { Contact: '003', Lead: '00Q', Task: '00T', User: '005' };
+const PREFIX: Record<SObject, string> = { Contact: '003', Lead: '00Q', Account: '001', Task: '00T', User: '005' };
 const API_USER = '005000000000001AAA';
+/** How long a query locator stays usable without use (Salesforce's 15 minutes). */
+const CURSOR_IDLE_MS = 15 * 60_000;
+
+/** The rest of a query's answer, served by `GET /query/<locator>-<offset>`; records are projected when served. */
+interface Cursor {
+  type: SObject;
+  select: string[];
+  rows: SfRecord[];
+  usedAt: number;
+}
 
 export class SalesforceEmulator {
   loginUrl = '';
@@ -103,6 +128,7 @@ export class SalesforceEmulator {
   refreshInstanceUrl: string | undefined;
   readonly contacts = new Map<string, SfRecord>();
   readonly leads = new Map<string, SfRecord>();
+  readonly accounts = new Map<string, SfRecord>();
   readonly tasks = new Map<string, SfRecord>();
   readonly users = new Map<string, SfRecord>();
   readonly tokenRefreshes: Array<{ at: number; rotated: boolean; via: 'login' | 'instance' }> = [];
@@ -116,7 +142,10 @@ export class SalesforceEmulator {
   maxConcurrency: number | undefined;
   /** The most API requests that were in progress at once. */
   peakConcurrency = 0;
+  /** Records per query answer; more matches page by `nextRecordsUrl`. */
+  queryBatchSize: number;
   private inFlight = 0;
+  private readonly cursors = new Map<string, Cursor>();
 
   private readonly login: http.Server;
   private readonly instance: http.Server;
@@ -130,6 +159,7 @@ export class SalesforceEmulator {
     this.clientSecret = options.clientSecret ?? 'sf-consumer-secret';
     this.rotateRefreshTokens = options.rotateRefreshTokens ?? false;
     this.maxConcurrency = options.maxConcurrency;
+    this.queryBatchSize = options.queryBatchSize ?? 2000;
     const users = options.users ?? [
       { Id: API_USER, Email: 'integration@seller.test', IsActive: true, Name: 'Integration User' },
       { Id: '005000000000002AAA', Email: 'rep@seller.test', IsActive: true, Name: 'Rita Rep' },
@@ -175,14 +205,19 @@ export class SalesforceEmulator {
   }
 
   /** Adds a record directly (test setup), as if the org already had it. */
-  seed(type: 'Contact' | 'Lead', fields: Record<string, unknown>): SfRecord {
-    return this.insert(type, { OwnerId: API_USER, ...(type === 'Lead' ? { IsConverted: false } : {}), ...fields });
+  seed(type: 'Contact' | 'Lead' | 'Account', fields: Record<string, unknown>): SfRecord {
+    return this.insert(type, { OwnerId: API_USER, ...fields });
+  }
+
+  /** Seeds many records in one call (block list sources of 100,000 rows), unvalidated as {@link seed}. */
+  addRecords(type: 'Contact' | 'Lead' | 'Account', rows: Array<Record<string, unknown>>): SfRecord[] {
+    return rows.map((fields) => this.seed(type, fields));
   }
 
   // -------------------------------------------------------------------------------------------
 
   private table(type: SObject): Map<string, SfRecord> {
-    return { Contact: this.contacts, Lead: this.leads, Task: this.tasks, User: this.users }[type];
+    return { Contact: this.contacts, Lead: this.leads, Account: this.accounts, Task: this.tasks, User: this.users }[type];
   }
 
   private async handle(via: 'login' | 'instance', req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -217,7 +252,7 @@ export class SalesforceEmulator {
       if (!api) return answer(404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]);
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!token || !this.accessTokens.has(token)) return answer(401, [{ message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID' }]);
-      const [status, payload] = this.route(req, api[2] as string, url, body);
+      const [status, payload] = this.route(req, api[1] as string, api[2] as string, url, body);
       answer(status, payload);
     } catch (e) {
       answer(500, [{ errorCode: 'UNKNOWN_EXCEPTION', message: e instanceof Error ? e.message : 'An unexpected error occurred.' }]);
@@ -255,10 +290,11 @@ export class SalesforceEmulator {
     answer(200, out);
   }
 
-  private route(req: http.IncomingMessage, path: string, url: URL, body: string): [number, unknown] {
+  private route(req: http.IncomingMessage, version: string, path: string, url: URL, body: string): [number, unknown] {
     const method = req.method ?? 'GET';
-    if (method === 'GET' && path === '/query') return this.query(url.searchParams.get('q'));
+    if (method === 'GET' && path === '/query') return this.query(version, url.searchParams.get('q'));
     let m: RegExpExecArray | null;
+    if (method === 'GET' && (m = /^\/query\/([^/-]+)-(\d+)$/.exec(path))) return this.queryMore(version, m[1] as string, Number(m[2]));
     if ((m = /^\/sobjects\/(\w+)(?:\/([^/]+))?$/.exec(path))) {
       const type = m[1] as string;
       if (!isSObject(type) || type === 'User')
@@ -290,7 +326,7 @@ export class SalesforceEmulator {
   private create(type: Exclude<SObject, 'User'>, fields: Record<string, unknown>): [number, unknown] {
     const problem = this.validate(type, fields, true);
     if (problem) return [400, [problem]];
-    const record = this.insert(type, { OwnerId: API_USER, ...(type === 'Lead' ? { IsConverted: false } : {}), ...fields });
+    const record = this.insert(type, { OwnerId: API_USER, ...fields });
     return [201, { id: record.Id, success: true, errors: [] }];
   }
 
@@ -313,6 +349,11 @@ export class SalesforceEmulator {
           errorCode: 'INVALID_FIELD_FOR_INSERT_UPDATE',
           fields: [name],
         };
+      if (spec.checkbox) {
+        if (typeof value !== 'boolean')
+          return { message: `${name}: value not of required type: ${JSON.stringify(value)}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: [name] };
+        continue;
+      }
       if (value !== null && typeof value !== 'string')
         return { message: `${name}: value not of required type: ${JSON.stringify(value)}`, errorCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD', fields: [name] };
       const text = value ?? '';
@@ -339,12 +380,14 @@ export class SalesforceEmulator {
 
   private insert(type: SObject, fields: Record<string, unknown>): SfRecord {
     const id = `${PREFIX[type]}${String((this.counter += 1)).padStart(12, '0')}AAA`;
-    const record: SfRecord = { ...fields, Id: id, CreatedDate: new Date().toISOString() };
+    const checkboxes: Record<string, boolean> = {};
+    for (const [name, spec] of Object.entries(FIELDS[type])) if (spec.checkbox) checkboxes[name] = false;
+    const record: SfRecord = { ...checkboxes, ...fields, Id: id, CreatedDate: new Date().toISOString() };
     this.table(type).set(id, record);
     return record;
   }
 
-  private query(soql: string | null): [number, unknown] {
+  private query(version: string, soql: string | null): [number, unknown] {
     if (!soql) return [400, [{ errorCode: 'MALFORMED_QUERY', message: 'q: a query is required' }]];
     let parsed: ParsedQuery;
     try {
@@ -364,8 +407,36 @@ export class SalesforceEmulator {
       rows = rows.sort((a, b) => sortKey(a[field]).localeCompare(sortKey(b[field])) * (descending ? -1 : 1));
     }
     if (parsed.limit !== undefined) rows = rows.slice(0, parsed.limit);
-    const records = rows.map((r) => ({ attributes: attributes(type, r.Id), ...Object.fromEntries(parsed.select.map((f) => [f, r[f] ?? null])) }));
-    return [200, { totalSize: records.length, done: true, records }];
+    return this.batch(version, '', { type, select: parsed.select, rows, usedAt: Date.now() }, 0);
+  }
+
+  /** The batch of an open query at `offset` (from its `nextRecordsUrl`); an unknown or expired locator is INVALID_QUERY_LOCATOR. */
+  private queryMore(version: string, locator: string, offset: number): [number, unknown] {
+    const cursor = this.cursors.get(locator);
+    if (!cursor || Date.now() - cursor.usedAt > CURSOR_IDLE_MS || offset <= 0 || offset >= cursor.rows.length) {
+      return [400, [{ errorCode: 'INVALID_QUERY_LOCATOR', message: 'invalid query locator' }]];
+    }
+    cursor.usedAt = Date.now();
+    return this.batch(version, locator, cursor, offset);
+  }
+
+  /**
+   * One answer of a query: `queryBatchSize` records from `offset`, with `nextRecordsUrl` while more
+   * remain. The first batch of a longer answer opens a locator (kept until idle 15 minutes, so a retried
+   * page is served again); it holds the matched records, not copies.
+   */
+  private batch(version: string, locator: string, cursor: Cursor, offset: number): [number, unknown] {
+    const end = offset + Math.max(1, this.queryBatchSize);
+    const records = cursor.rows
+      .slice(offset, end)
+      .map((r) => ({ attributes: attributes(cursor.type, r.Id), ...Object.fromEntries(cursor.select.map((f) => [f, r[f] ?? null])) }));
+    if (end >= cursor.rows.length) return [200, { totalSize: cursor.rows.length, done: true, records }];
+    if (locator === '') {
+      for (const [key, open] of this.cursors) if (Date.now() - open.usedAt > CURSOR_IDLE_MS) this.cursors.delete(key);
+      locator = `01g${String((this.counter += 1)).padStart(12, '0')}AAA`;
+      this.cursors.set(locator, cursor);
+    }
+    return [200, { totalSize: cursor.rows.length, done: false, nextRecordsUrl: `/services/data/${version}/query/${locator}-${end}`, records }];
   }
 }
 
@@ -556,7 +627,7 @@ function matches(actual: unknown, condition: Condition): boolean {
 }
 
 function isSObject(type: string): type is SObject {
-  return type === 'Contact' || type === 'Lead' || type === 'Task' || type === 'User';
+  return type === 'Contact' || type === 'Lead' || type === 'Account' || type === 'Task' || type === 'User';
 }
 
 function attributes(type: string, id: string): { type: string; url: string } {

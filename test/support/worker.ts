@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ForwardingConfig, RelayConfig, WebhookConfig } from '../../src/config.js';
+import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../../src/config.js';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../../src/worker.js';
@@ -15,10 +15,11 @@ export async function startTestWorker(
     forwarding?: Partial<ForwardingConfig> & { attemptTimeoutMs?: number };
     relays?: Partial<RelayConfig>;
     webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
+    blocklists?: Partial<BlocklistConfig>;
     outboundAllowPrivate?: boolean;
   } = {},
 ): Promise<{ stop(): Promise<void> }> {
-  const { logger = createLogger('silent', process.stderr), forwarding, relays, webhooks, outboundAllowPrivate = true, ...overrides } = settings;
+  const { logger = createLogger('silent', process.stderr), forwarding, relays, webhooks, blocklists, outboundAllowPrivate = true, ...overrides } = settings;
   const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...overrides };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workerPoolSize(workerSettings), application_name: WORKER_APPLICATION_NAME });
   // Connections the test ends under the worker must not crash the run.
@@ -32,6 +33,7 @@ export async function startTestWorker(
     ...(forwarding ? { forwarding } : {}),
     ...(relays ? { relays } : {}),
     ...(webhooks ? { webhooks } : {}),
+    ...(blocklists ? { blocklists } : {}),
   };
   const runner = await startWorker(pool, logger, deps, workerSettings);
   return {

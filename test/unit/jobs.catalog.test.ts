@@ -23,6 +23,13 @@ describe('the job catalog', () => {
             { identifier: 'relay_executions__send', lane: 'jobs' },
           ],
         ],
+        [
+          'destinations_blocklists',
+          [
+            { identifier: 'blocklists__fetch', lane: 'loops' },
+            { identifier: 'blocklists__push', lane: 'loops' },
+          ],
+        ],
       ]),
     );
   });

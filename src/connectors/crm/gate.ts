@@ -3,8 +3,19 @@ import { pauseFromAnswer, refusalsOverdue, type CrmBudget, type RefusalRun } fro
 import { retryAfterMs, type HttpClient, type HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
 
-/** The longest a request waits in its job for a slot; past it, the job hands the wait to the queue. */
+/** The longest a sync's request waits in its job for a slot; past it, the job hands the wait to the queue. */
 const MAX_WAIT_IN_JOB_MS = 1_000;
+
+/** A connection's budget gate: its store, its budget, and what its caller adds. */
+export interface GateConfig {
+  store: CrmBudgetStore;
+  connectionId: number;
+  budget: CrmBudget;
+  /** How long a request may wait in its job for a slot (default a second: a sync's wait goes back to the queue). */
+  maxWaitMs?: number;
+  /** Called when the CRM has kept refusing for 15 minutes. */
+  announceRefusals?: () => Promise<void>;
+}
 
 /**
  * The HTTP client of one connection's CRM calls, held to its budget (src/domain/crm-budget.ts) through
@@ -15,10 +26,7 @@ const MAX_WAIT_IN_JOB_MS = 1_000;
  * When the CRM has kept refusing for 15 minutes, `announceRefusals` is called (once per run of refusals
  * across processes is the callee's to ensure): the customer hears of it while the syncs keep waiting.
  */
-export function gatedHttp(
-  http: HttpClient,
-  gate: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget; crmName: string; announceRefusals?: () => Promise<void> },
-): HttpClient {
+export function gatedHttp(http: HttpClient, gate: GateConfig & { crmName: string }): HttpClient {
   const { store, connectionId, budget, crmName } = gate;
   const watch = async (refusals: RefusalRun, nowMs: number) => {
     if (gate.announceRefusals && refusalsOverdue(refusals, nowMs)) await gate.announceRefusals();
@@ -61,7 +69,7 @@ export function gatedHttp(
       const taken = await store.take(connectionId, budget);
       if (taken.granted) return taken.token;
       await watch(taken.refusals, taken.nowMs);
-      if (Date.now() - started + taken.waitMs > MAX_WAIT_IN_JOB_MS) {
+      if (Date.now() - started + taken.waitMs > (gate.maxWaitMs ?? MAX_WAIT_IN_JOB_MS)) {
         const why = taken.pausedUntilMs !== null && taken.pausedUntilMs > Date.now() ? 'paused by its rate limit' : 'at its request budget';
         throw new CrmError('rate_limited', `${crmName} connection ${connectionId} is ${why}: next request in ${Math.ceil(taken.waitMs / 1000)} s`, {
           retryAfterMs: taken.waitMs,

@@ -6,10 +6,12 @@ import { companyDomainOf } from '../../domain/company-domain.js';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
 import { OutboundError, retryAfterMs, type HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
+import { asRecord } from './records.js';
 import { CrmSession, renewCredentials, type ConnectorDeps } from './session.js';
 import { sideStep } from './side-step.js';
 import { StateBook } from './state-book.js';
 import { eventLabel, truncate } from './text.js';
+import { readHubspotList } from './hubspot-lists.js';
 import type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmWarning } from './types.js';
 
 /**
@@ -59,13 +61,19 @@ const NOTE_MAX = 65_536;
 
 export function hubspotConnector(credentials: HubspotCredentials, baseUrl: string, deps: ConnectorDeps): CrmConnector {
   let current = credentials;
+  const session = (run: Pick<CrmRun, 'renewCredentials'>) =>
+    new HubspotSession(current, baseUrl, deps, async (used, exchange) => {
+      current = await renewCredentials(run, hubspotCredentials, 'HubSpot', used, exchange);
+      return current;
+    });
   return {
     async write(run) {
-      const session = new HubspotSession(current, baseUrl, deps, async (used, exchange) => {
-        current = await renewCredentials(run, hubspotCredentials, 'HubSpot', used, exchange);
-        return current;
-      });
-      return writeEvent(session, run);
+      return writeEvent(session(run), run);
+    },
+    async *readList(read) {
+      const api = session(read);
+      await api.refreshIfExpiring();
+      yield* readHubspotList(api, read);
     },
   };
 }
@@ -658,8 +666,4 @@ function requireId(body: unknown, step: string): string {
   const id = asRecord(body).id;
   if (typeof id !== 'string') throw new CrmError('unavailable', `HubSpot ${step} answered without an id`);
   return id;
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }

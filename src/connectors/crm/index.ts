@@ -1,7 +1,5 @@
-import type { CrmBudgetStore } from '../../db/crm-budget-store.js';
-import type { CrmBudget } from '../../domain/crm-budget.js';
 import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
-import { gatedHttp } from './gate.js';
+import { gatedHttp, type GateConfig } from './gate.js';
 import { hubspotConnector, hubspotCredentials } from './hubspot.js';
 import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce.js';
 import { CrmError } from './errors.js';
@@ -28,7 +26,7 @@ export interface CrmConfig {
   /** HUBSPOT_REQUESTS_PER_10S and SALESFORCE_MAX_CONCURRENCY: the budgets of connections that name none. */
   budgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
   /** The connection's shared request budget: every call takes a slot of it (src/connectors/crm/gate.ts). */
-  gate?: { store: CrmBudgetStore; connectionId: number; budget: CrmBudget; announceRefusals?: () => Promise<void> };
+  gate?: GateConfig;
 }
 
 /** CRM kinds with a connector (Connection.crm, uppercase). */

@@ -3,10 +3,12 @@ import { eventTraits } from '../../domain/event-types.js';
 import { normalizeProfileUrl, profileUrlVariants } from '../../domain/profile-url.js';
 import type { HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
+import { asRecord } from './records.js';
 import { CrmSession, renewCredentials, type ConnectorDeps } from './session.js';
 import { sideStep } from './side-step.js';
 import { StateBook } from './state-book.js';
 import { eventLabel, truncate } from './text.js';
+import { readSalesforceList } from './salesforce-lists.js';
 import type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmWarning } from './types.js';
 
 /**
@@ -58,13 +60,17 @@ const SKEW_MS = 5 * 60_000;
 
 export function salesforceConnector(credentials: SalesforceCredentials, options: SalesforceOptions, deps: ConnectorDeps): CrmConnector {
   let current = credentials;
+  const session = (run: Pick<CrmRun, 'renewCredentials'>) =>
+    new SalesforceSession(current, options, deps, async (used, exchange) => {
+      current = await renewCredentials(run, salesforceCredentials, 'Salesforce', used, exchange);
+      return current;
+    });
   return {
     async write(run) {
-      const session = new SalesforceSession(current, options, deps, async (used, exchange) => {
-        current = await renewCredentials(run, salesforceCredentials, 'Salesforce', used, exchange);
-        return current;
-      });
-      return writeEvent(session, run, deps);
+      return writeEvent(session(run), run, deps);
+    },
+    async *readList(read) {
+      yield* readSalesforceList(session(read), read);
     },
   };
 }
@@ -288,6 +294,23 @@ class SalesforceSession extends CrmSession {
     return typeof first.Id === 'string' ? first.Id : undefined;
   }
 
+  /** Every record a query matches, a batch at a time (`nextRecordsUrl` while `done` is false). */
+  async *queryAll(step: string, soql: string): AsyncGenerator<Record<string, unknown>[]> {
+    let next: (() => URL) | undefined = () => {
+      const query = this.url('/query');
+      query.searchParams.set('q', soql);
+      return query;
+    };
+    while (next) {
+      const url = next;
+      const body = asRecord((await this.send(step, () => ({ method: 'GET', url: url(), idempotent: true }))).json());
+      yield Array.isArray(body.records) ? body.records.map(asRecord) : [];
+      const more = body.done === false && typeof body.nextRecordsUrl === 'string' ? body.nextRecordsUrl : undefined;
+      // The locator is a path on the instance; built again after a refresh, which may move the instance.
+      next = more === undefined ? undefined : () => new URL(more, `${this.credentials.instanceUrl.replace(/\/+$/, '')}/`);
+    }
+  }
+
   async create(step: string, sobject: string, fields: Record<string, string>): Promise<string> {
     const body = asRecord((await this.send(step, () => ({ method: 'POST', url: this.url(`/sobjects/${sobject}`), json: fields, idempotent: false }))).json());
     if (typeof body.id !== 'string') throw new CrmError('unavailable', `Salesforce ${step} answered without an id`);
@@ -367,8 +390,4 @@ class SalesforceSession extends CrmSession {
 
 function errorCodes(body: unknown): string[] {
   return Array.isArray(body) ? body.map(asRecord).map((e) => (typeof e.errorCode === 'string' ? e.errorCode : '')) : [];
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }

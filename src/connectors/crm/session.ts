@@ -132,7 +132,7 @@ export abstract class CrmSession {
  * credentials another run stored must pass the connector's schema like the ones it started with.
  */
 export async function renewCredentials<C extends { accessToken: string }>(
-  run: CrmRun,
+  run: Pick<CrmRun, 'renewCredentials'>,
   schema: z.ZodType<C>,
   crmName: string,
   used: C,

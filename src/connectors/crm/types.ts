@@ -72,7 +72,21 @@ export interface CrmWarning {
   payload?: unknown;
 }
 
-/** One connection's CRM. `write` resolves with the outcome or rejects with a `CrmError` (./errors.ts). */
+/** A block list's read from the CRM (issue 16): where the list is, and what its entries are. */
+export interface ListRead {
+  /** The block list's `crmSource`: HubSpot `{listId}`, Salesforce `{object, field?}`. */
+  source: unknown;
+  /** `ADDRESS` reads email addresses; `DOMAIN` reads company domains or websites (or emails, for their domain). */
+  blockType: 'ADDRESS' | 'DOMAIN';
+  /** As {@link CrmRun.renewCredentials}. */
+  renewCredentials: CrmRun['renewCredentials'];
+}
+
+/**
+ * One connection's CRM. `write` resolves with the outcome or rejects with a `CrmError` (./errors.ts);
+ * `readList` yields a list's raw values page by page (the caller normalises them), or throws a CrmError.
+ */
 export interface CrmConnector {
   write(run: CrmRun): Promise<CrmOutcome>;
+  readList(read: ListRead): AsyncGenerator<string[]>;
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { normalizeProfileUrl } from '../../domain/profile-url.js';
 import { excerpt } from '../../domain/excerpt.js';
 import { registrableDomain } from '../../domain/registrable-domain.js';
+import { normalizeEmail } from '../../domain/email-address.js';
 
 export interface InboundEvent {
   platform: 'smartlead' | 'instantly' | 'heyreach' | 'lemlist';
@@ -106,18 +107,8 @@ export function describeNonObject(value: unknown): string {
 // ---------------------------------------------------------------------------------------------------
 // Values.
 
-// The address check of src/domain/outreach.ts: one @, a local part without spaces, a dotted domain.
-const EMAIL = /^[^\s@]{1,64}@(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
-
-/** A lowercased, trimmed email address (also from `Name <address>` and `mailto:` forms), or null. */
-export function normalizeEmail(value: string | undefined): string | null {
-  if (value === undefined) return null;
-  let email = value.trim();
-  const angled = /<([^<>\s]+)>$/.exec(email);
-  if (angled?.[1]) email = angled[1];
-  email = email.replace(/^mailto:/i, '').toLowerCase();
-  return EMAIL.test(email) ? email : null;
-}
+// The address rule lives in src/domain/email-address.ts (block lists and the outreach lookup use it too).
+export { normalizeEmail };
 
 /** The canonical profile URL (src/domain/profile-url.ts), or null when it is not a person's profile. */
 function normalizeProfile(value: string | undefined): string | null {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "blocklist_entries" ADD COLUMN     "push_error" TEXT;

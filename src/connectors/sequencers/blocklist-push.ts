@@ -1,0 +1,80 @@
+import { OutboundError, retryAfterMs, type HttpClient, type HttpResponse } from '../http/client.js';
+
+/** Sequencers whose block list we push to (the block list's `platform`). */
+export const PUSH_PLATFORMS = ['smartlead', 'instantly'] as const;
+export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+
+/**
+ * Values per call: Instantly's bulk create takes 1 to 1,000; Smartlead documents no maximum for its
+ * add call, so its list read's page maximum (1,000) is used for it too.
+ */
+export const PUSH_BATCH = 1_000;
+
+/** Where a block list goes: the sequencer, its API base URL, the account's key and (Smartlead) its client. */
+export interface PushTarget {
+  platform: PushPlatform;
+  baseUrl: string;
+  apiKey: string;
+  clientId: string | null;
+}
+
+/**
+ * A sequencer's answer to one push: accepted; refused for its values (a 4xx other than 401, 403 and 429:
+ * split the call to find the value, see src/jobs/blocklists__push.ts); later (429, with the sequencer's
+ * wait); a key it refuses; or no clear answer (5xx, timeout, broken connection: the call may have landed,
+ * and pushing a value to a block list twice adds nothing). Messages never carry the API key.
+ */
+export type PushAnswer =
+  | { ok: true }
+  | { ok: false; kind: 'rejected'; message: string }
+  | { ok: false; kind: 'rate_limited'; retryAfterMs: number | undefined; message: string }
+  | { ok: false; kind: 'auth'; message: string }
+  | { ok: false; kind: 'unavailable'; message: string };
+
+const TIMEOUT_MS = 30_000;
+
+/** Sends up to {@link PUSH_BATCH} values to the sequencer's block list in one call. */
+export async function pushValues(http: HttpClient, target: PushTarget, values: readonly string[]): Promise<PushAnswer> {
+  const name = target.platform === 'smartlead' ? 'Smartlead' : 'Instantly';
+  let response: HttpResponse;
+  try {
+    response = await http.request(request(target, values));
+  } catch (error) {
+    if (error instanceof OutboundError)
+      return { ok: false, kind: 'unavailable', message: `${name} block list: ${error.code === 'timeout' ? 'no answer in time' : error.code}` };
+    throw error;
+  }
+  if (response.status >= 200 && response.status < 300) return { ok: true };
+  const said = vendorMessage(response, target.apiKey);
+  const message = `${name} answered ${response.status}${said ? `: ${said}` : ''}`;
+  if (response.status === 429) return { ok: false, kind: 'rate_limited', retryAfterMs: retryAfterMs(response.headers['retry-after']), message };
+  if (response.status === 401 || response.status === 403) return { ok: false, kind: 'auth', message: `${message} (check the sequencer API key)` };
+  if (response.status >= 500) return { ok: false, kind: 'unavailable', message };
+  return { ok: false, kind: 'rejected', message };
+}
+
+function request(target: PushTarget, values: readonly string[]) {
+  const base = target.baseUrl.replace(/\/+$/, '');
+  if (target.platform === 'smartlead') {
+    const url = new URL(`${base}/api/v1/leads/add-domain-block-list`);
+    url.searchParams.set('api_key', target.apiKey);
+    const clientId = target.clientId !== null && /^\d+$/.test(target.clientId) ? Number(target.clientId) : target.clientId;
+    return { method: 'POST', url, json: { domain_block_list: values, ...(clientId !== null ? { client_id: clientId } : {}) }, timeoutMs: TIMEOUT_MS };
+  }
+  return {
+    method: 'POST',
+    url: `${base}/api/v2/block-lists-entries/bulk-create`,
+    headers: { authorization: `Bearer ${target.apiKey}` },
+    json: { bl_values: values },
+    timeoutMs: TIMEOUT_MS,
+  };
+}
+
+/** The sequencer's own words, short, with the key cut out should it echo it. */
+function vendorMessage(response: HttpResponse, apiKey: string): string | undefined {
+  const body = response.json();
+  const record = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const said = [record.message, record.error].find((v) => typeof v === 'string' && v !== '') as string | undefined;
+  const text = said ?? response.text().slice(0, 200);
+  return text === '' ? undefined : text.split(apiKey).join('[key]').slice(0, 300);
+}

@@ -1,0 +1,156 @@
+import type pg from 'pg';
+import { query, sql, type Sql } from '../db/sql.js';
+import { withTransaction } from '../db/transaction.js';
+import { afterError, afterFetch, afterPush, roundStatus, type BlocklistStatus, type BlockType, type RoundKind } from '../domain/blocklist.js';
+
+/** A block list as its jobs need it: its state, its CRM connection, and where it is pushed. */
+export interface BlocklistRow {
+  id: number;
+  status: BlocklistStatus;
+  isEnabled: boolean;
+  hasCrmSource: boolean;
+  blockType: BlockType;
+  crmSource: unknown;
+  platform: string;
+  clientId: string | null;
+  sequencerCredentialsEncrypted: string | null;
+  lastFetchedAt: Date | null;
+  connectionId: number;
+  crm: string;
+  credentialsEncrypted: string | null;
+  crmRateLimit: unknown;
+  /** The account may use block lists, and the connection is not deleted. */
+  allowed: boolean;
+}
+
+/** One entry still to push. */
+export interface PendingEntry {
+  id: string;
+  value: string;
+}
+
+/**
+ * The block list jobs' statements (src/jobs/blocklists__fetch.ts, blocklists__push.ts). Status moves
+ * follow src/domain/blocklist.ts, each under the list row's lock so a pause or a resync in between is
+ * seen: a paused list is never pushed, and a round never overwrites a pause.
+ */
+export class BlocklistStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** The list, unlocked (null: gone). */
+  async get(id: number): Promise<BlocklistRow | null> {
+    const { rows } = await query<BlocklistRow>(this.pool, selectList(id, sql``));
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Starts a round: the list runs under the round's status, attempted now. Null when it may not run (gone,
+   * paused, no CRM source, or its account lost block lists): nothing is changed then.
+   */
+  async startRound(id: number, kind: RoundKind): Promise<BlocklistRow | null> {
+    return withTransaction(this.pool, async (client) => {
+      const list = (await query<BlocklistRow>(client, selectList(id, sql`FOR UPDATE OF b`))).rows[0];
+      if (!list || !list.isEnabled || !list.hasCrmSource || !list.allowed) return null;
+      const status = roundStatus(kind);
+      await query(client, sql`UPDATE blocklists SET status = ${status}::blocklist_status, last_attempted_at = now(), updated_at = now() WHERE id = ${id}`);
+      return { ...list, status };
+    });
+  }
+
+  /**
+   * Stores what a round fetched, in one transaction: the new values as pending entries (a value already
+   * present keeps its row, so one already pushed is not pushed again); a full round also drops the local
+   * entries the CRM list no longer holds (never the sequencer's). The list moves on (afterFetch) with
+   * `lastFetchedAt` now, and `then` runs in the same transaction when it is still enabled (queues the push).
+   */
+  async storeFetched(id: number, kind: RoundKind, values: readonly string[], then: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      const list = (
+        await query<{ status: BlocklistStatus; isEnabled: boolean }>(
+          client,
+          sql`SELECT status, is_enabled AS "isEnabled" FROM blocklists WHERE id = ${id} FOR UPDATE`,
+        )
+      ).rows[0];
+      if (!list) return;
+      const fetched = sql`unnest(${values}::text[]) AS v(value)`;
+      if (kind === 'full') {
+        await query(
+          client,
+          sql`DELETE FROM blocklist_entries e WHERE e.blocklist_id = ${id} AND NOT EXISTS (SELECT 1 FROM ${fetched} WHERE v.value = e.value)`,
+        );
+      }
+      await query(
+        client,
+        sql`INSERT INTO blocklist_entries (blocklist_id, value) SELECT ${id}, value FROM ${fetched} ON CONFLICT (blocklist_id, value) DO NOTHING`,
+      );
+      await query(
+        client,
+        sql`UPDATE blocklists SET status = ${afterFetch(list)}::blocklist_status, last_fetched_at = now(), updated_at = now() WHERE id = ${id}`,
+      );
+      if (list.isEnabled) await then(client);
+    });
+  }
+
+  /** A round failed: the error recorded, the list back where it rests (afterError); the next round or a resync retries. */
+  async failRound(id: number, message: string): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      const list = (
+        await query<{ status: BlocklistStatus; lastFetchedAt: Date | null }>(
+          client,
+          sql`SELECT status, last_fetched_at AS "lastFetchedAt" FROM blocklists WHERE id = ${id} FOR UPDATE`,
+        )
+      ).rows[0];
+      if (!list) return;
+      await query(
+        client,
+        sql`UPDATE blocklists SET status = ${afterError(list)}::blocklist_status, last_error = ${message}, last_attempted_at = now(), updated_at = now()
+             WHERE id = ${id}`,
+      );
+    });
+  }
+
+  /** The next entries to push, oldest first: not pushed, not refused. */
+  async pending(id: number, limit: number): Promise<PendingEntry[]> {
+    const { rows } = await query<PendingEntry>(
+      this.pool,
+      sql`SELECT id::text, value FROM blocklist_entries
+           WHERE blocklist_id = ${id} AND pushed_at IS NULL AND push_error IS NULL ORDER BY id LIMIT ${limit}`,
+    );
+    return rows;
+  }
+
+  /** The sequencer has these entries. */
+  async markPushed(ids: readonly string[]): Promise<void> {
+    await query(this.pool, sql`UPDATE blocklist_entries SET pushed_at = now() WHERE id = ANY(${ids as string[]}::bigint[]) AND pushed_at IS NULL`);
+  }
+
+  /** The sequencer refused this entry's value: recorded on it, and it is not pushed again. */
+  async markRefused(id: string, message: string): Promise<void> {
+    await query(this.pool, sql`UPDATE blocklist_entries SET push_error = ${message} WHERE id = ${id}::bigint`);
+  }
+
+  /** Nothing left to push: SYNCED (a paused list keeps its status), its error cleared. */
+  async finishPush(id: number): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      const list = (
+        await query<{ status: BlocklistStatus; isEnabled: boolean }>(
+          client,
+          sql`SELECT status, is_enabled AS "isEnabled" FROM blocklists WHERE id = ${id} FOR UPDATE`,
+        )
+      ).rows[0];
+      if (!list || !list.isEnabled) return;
+      await query(client, sql`UPDATE blocklists SET status = ${afterPush(list)}::blocklist_status, last_error = NULL, updated_at = now() WHERE id = ${id}`);
+    });
+  }
+}
+
+function selectList(id: number, lock: Sql): Sql {
+  return sql`
+  SELECT b.id, b.status, b.is_enabled AS "isEnabled", b.has_crm_source AS "hasCrmSource", b.block_type AS "blockType", b.crm_source AS "crmSource",
+         b.platform, b.client_id AS "clientId", b.sequencer_credentials_encrypted AS "sequencerCredentialsEncrypted",
+         b.last_fetched_at AS "lastFetchedAt", c.id AS "connectionId", c.crm, c.credentials_encrypted AS "credentialsEncrypted",
+         c.crm_rate_limit AS "crmRateLimit", (a.can_block_list AND c.deleted_at IS NULL) AS allowed
+    FROM blocklists b JOIN connections c ON c.id = b.connection_id JOIN accounts a ON a.id = c.account_id
+   WHERE b.id = ${id}
+   ${lock}`;
+}
