@@ -188,6 +188,34 @@ describe('block list sync', () => {
     expect(sequencer.smartlead(SEQ.smartlead).duplicates).toBe(0);
   }, 30_000);
 
+  it('stops pushing when paused, and a resync finishes the list', async () => {
+    const list = id('hs-addresses-instantly');
+    hubspot.addToList(
+      lists.hubspotAddresses!,
+      Array.from({ length: 3_000 }, (_, i) => `paused${i}@omega.test`),
+    );
+    sequencer.slow(300, /bulk-create/);
+    try {
+      const before = sequencer.instantly(SEQ.instantly).received.length;
+      await queueRound(list, 'incremental');
+      await eventually(() => Promise.resolve(sequencer.instantly(SEQ.instantly).received.length > before ? true : undefined), 20_000, 'a first call');
+      expect((await post(`/blocklists/${list}/pause`, KEYS.writer)).body).toMatchObject({ isEnabled: false });
+      // The call in flight at the pause may land; no other starts.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const atPause = sequencer.instantly(SEQ.instantly).received.length;
+      expect(atPause - before).toBeLessThanOrEqual(2_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(sequencer.instantly(SEQ.instantly).received.length).toBe(atPause);
+      expect((await listsNow()).find((l) => l.id === list)).toMatchObject({ isEnabled: false, pendingCount: expect.any(Number) });
+    } finally {
+      sequencer.slow(0);
+    }
+    expect((await post(`/blocklists/${list}/resync`, KEYS.writer)).status).toBe(200);
+    await eventually(() => Promise.resolve(sequencer.instantly(SEQ.instantly).values.has('paused2999@omega.test') ? true : undefined), 20_000, 'all pushed');
+    await settled([list], 20_000);
+    expect(sequencer.instantly(SEQ.instantly).duplicates).toBe(0);
+  }, 45_000);
+
   it('records a CRM error on the list and in the account status, and the next round clears it', async () => {
     const list = id('hs-addresses-instantly');
     hubspot.failNext(1, { status: 400, path: /\/crm\/v3\/lists\// });

@@ -1,0 +1,128 @@
+/**
+ * A worker process killed (SIGKILL) while it pushes a block list: another worker resumes from the entries
+ * not yet marked pushed, so every value reaches the sequencer, and no value is sent again except those of
+ * the one call in flight at the kill (at most one call of 1,000: each call's entries are marked pushed as
+ * soon as the sequencer accepts it).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedFixture, type SeedResult } from '../../src/admin/seed.js';
+import { PUSH_BATCH } from '../../src/connectors/sequencers/blocklist-push.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
+import { TEST_ENCRYPTION_KEY } from '../support/database.js';
+import { useTestServer } from '../support/server.js';
+import { startService } from '../support/service-process.js';
+import { eventually, startTestWorker } from '../support/worker.js';
+
+const ctx = useTestServer();
+const ENTRIES = 6_000;
+const KEY = 'crash-instantly-key';
+let hubspot: HubspotEmulator;
+let sequencer: SequencerEmulator;
+let seeded: SeedResult;
+
+beforeAll(async () => {
+  hubspot = await startHubspotEmulator({ accessToken: 'crash-blocklist-token' });
+  sequencer = await startSequencerEmulator({ instantlyKeys: [KEY] });
+  const listId = hubspot.addList({
+    name: 'Do not contact',
+    objectType: 'contacts',
+    values: Array.from({ length: ENTRIES }, (_, i) => `person${i}@blocked.test`),
+  });
+  seeded = await seedFixture(
+    ctx.db.prisma,
+    {
+      accounts: [
+        {
+          ref: 'crash',
+          connections: [
+            {
+              ref: 'hubspot',
+              crm: 'HUBSPOT',
+              credentials: { accessToken: 'crash-blocklist-token' },
+              blocklists: [
+                // Paused until the test starts it: the killed worker's round is the first.
+                {
+                  ref: 'list',
+                  listName: 'Do not contact',
+                  platform: 'instantly',
+                  blockType: 'ADDRESS',
+                  crmSource: { listId },
+                  sequencer: { apiKey: KEY },
+                  isEnabled: false,
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+    TEST_ENCRYPTION_KEY,
+  );
+});
+
+afterAll(async () => {
+  await Promise.all([hubspot?.close(), sequencer?.close()]);
+});
+
+const pushed = async () =>
+  Number(
+    (
+      await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM blocklist_entries WHERE pushed_at IS NOT NULL AND blocklist_id = $1', [
+        seeded.blocklists.list,
+      ])
+    )[0]!.n,
+  );
+
+describe('a worker killed while pushing a block list', () => {
+  it('resumes with the entries not yet pushed: every value reaches the sequencer, at most one call of them twice', async () => {
+    const list = seeded.blocklists.list!;
+    // Slow sequencer answers, so the kill lands between and during calls.
+    sequencer.slow(150, /bulk-create/);
+    const env = {
+      DATABASE_URL: ctx.db.url,
+      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+      HUBSPOT_BASE_URL: hubspot.url,
+      INSTANTLY_BASE_URL: sequencer.url,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'info',
+    };
+    const victim = startService('worker', env);
+    await victim.waitFor('"msg":"started"');
+    await ctx.db.query("UPDATE blocklists SET is_enabled = true, status = 'FETCHING' WHERE id = $1", [list]);
+    await ctx.db.query(
+      "SELECT graphile_worker_loops.add_job('blocklists__fetch', json_build_object('blocklistId', $1::int, 'kind', 'full'), queue_name => 'blocklist:' || $1, job_key => 'blocklist-fetch:' || $1)",
+      [list],
+    );
+    await eventually(async () => ((await pushed()) >= 2 * PUSH_BATCH ? true : undefined), 60_000, 'two calls pushed');
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+    expect(await pushed()).toBeLessThan(ENTRIES);
+
+    sequencer.slow(0);
+    const rescuer = await startTestWorker(
+      ctx.db.url,
+      { hubspotBaseUrl: hubspot.url },
+      { staleAfterMs: 1_000, blocklists: { instantlyBaseUrl: sequencer.url } },
+    );
+    try {
+      await eventually(
+        async () => {
+          const [row] = await ctx.db.query<{ status: string }>('SELECT status::text FROM blocklists WHERE id = $1', [list]);
+          return row?.status === 'SYNCED' ? true : undefined;
+        },
+        60_000,
+        'the list SYNCED',
+      );
+    } finally {
+      await rescuer.stop();
+    }
+
+    const received = sequencer.instantly(KEY);
+    expect(received.values.size).toBe(ENTRIES);
+    expect(await pushed()).toBe(ENTRIES);
+    // Only the call in flight at the kill may have been sent again.
+    expect(received.duplicates).toBeLessThanOrEqual(PUSH_BATCH);
+    expect(received.received.length).toBeLessThanOrEqual(ENTRIES + PUSH_BATCH);
+  }, 150_000);
+});
