@@ -65,12 +65,7 @@ export class BlocklistStore {
    */
   async storeFetched(id: number, kind: RoundKind, values: readonly string[], then: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     await withTransaction(this.pool, async (client) => {
-      const list = (
-        await query<{ status: BlocklistStatus; isEnabled: boolean }>(
-          client,
-          sql`SELECT status, is_enabled AS "isEnabled" FROM blocklists WHERE id = ${id} FOR UPDATE`,
-        )
-      ).rows[0];
+      const list = await lockState(client, id);
       if (!list) return;
       const fetched = sql`unnest(${values}::text[]) AS v(value)`;
       if (kind === 'full') {
@@ -94,12 +89,7 @@ export class BlocklistStore {
   /** A round failed: the error recorded, the list back where it rests (afterError); the next round or a resync retries. */
   async failRound(id: number, message: string): Promise<void> {
     await withTransaction(this.pool, async (client) => {
-      const list = (
-        await query<{ status: BlocklistStatus; lastFetchedAt: Date | null }>(
-          client,
-          sql`SELECT status, last_fetched_at AS "lastFetchedAt" FROM blocklists WHERE id = ${id} FOR UPDATE`,
-        )
-      ).rows[0];
+      const list = await lockState(client, id);
       if (!list) return;
       await query(
         client,
@@ -132,16 +122,20 @@ export class BlocklistStore {
   /** Nothing left to push: SYNCED (a paused list keeps its status), its error cleared. */
   async finishPush(id: number): Promise<void> {
     await withTransaction(this.pool, async (client) => {
-      const list = (
-        await query<{ status: BlocklistStatus; isEnabled: boolean }>(
-          client,
-          sql`SELECT status, is_enabled AS "isEnabled" FROM blocklists WHERE id = ${id} FOR UPDATE`,
-        )
-      ).rows[0];
+      const list = await lockState(client, id);
       if (!list || !list.isEnabled) return;
       await query(client, sql`UPDATE blocklists SET status = ${afterPush(list)}::blocklist_status, last_error = NULL, updated_at = now() WHERE id = ${id}`);
     });
   }
+}
+
+/** The list's state, its row locked for the rest of the transaction (undefined: gone). */
+async function lockState(client: pg.PoolClient, id: number): Promise<{ status: BlocklistStatus; isEnabled: boolean; lastFetchedAt: Date | null } | undefined> {
+  const { rows } = await query<{ status: BlocklistStatus; isEnabled: boolean; lastFetchedAt: Date | null }>(
+    client,
+    sql`SELECT status, is_enabled AS "isEnabled", last_fetched_at AS "lastFetchedAt" FROM blocklists WHERE id = ${id} FOR UPDATE`,
+  );
+  return rows[0];
 }
 
 function selectList(id: number, lock: Sql): Sql {
