@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import readline from 'node:readline';
 import pg from 'pg';
-import type { ForwardingConfig, WebhookConfig } from '../src/config.js';
+import type { BlocklistConfig, ForwardingConfig, WebhookConfig } from '../src/config.js';
 import { parseInbound } from '../src/connectors/sequencers/index.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, workerPoolSize, workerSettings } from '../src/worker.js';
@@ -41,6 +41,8 @@ export interface WorkerSpec {
   hubspotBaseUrl: string;
   forwarding?: ForwardingConfig;
   webhooks?: WebhookConfig;
+  /** Where block lists are pushed (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL) and BLOCKLIST_REFRESH_MINUTES; unset: the vendors' APIs. */
+  blocklists?: BlocklistConfig;
   /** The CRM budgets of connections that name none (HUBSPOT_REQUESTS_PER_10S, SALESFORCE_MAX_CONCURRENCY); unset: the defaults. */
   crmBudgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
 }
@@ -164,6 +166,7 @@ export async function workerRole(spec: WorkerSpec): Promise<void> {
       outboundAllowPrivate: true,
       ...(spec.forwarding ? { forwarding: spec.forwarding } : {}),
       ...(spec.webhooks ? { webhooks: spec.webhooks } : {}),
+      ...(spec.blocklists ? { blocklists: spec.blocklists } : {}),
       encryptionKey: Buffer.from(process.env.ENCRYPTION_KEY ?? '', 'hex'),
     },
     settings,

@@ -16,7 +16,8 @@ export interface Config {
   docsUrl: string;
   /** 32-byte key for secrets at rest; unset with the embedded database, which keeps one under `dataDir`. */
   encryptionKey: Buffer | undefined;
-  supportTokens: string[];
+  /** SUPPORT_TOKENS: the staff tokens of the support explorer, each with the name its audit rows carry. */
+  supportTokens: StaffToken[];
   outboundAllowPrivate: boolean;
   /** How many proxies in front of us append to X-Forwarded-For (0: the socket's address is the client). */
   trustProxyHops: number;
@@ -38,6 +39,12 @@ export interface Config {
   forwarding: ForwardingConfig;
   relays: RelayConfig;
   webhooks: WebhookConfig;
+}
+
+/** A support staff member's explorer token. */
+export interface StaffToken {
+  name: string;
+  token: string;
 }
 
 /** Where block lists are pushed and how often they are fetched again (src/jobs/blocklists__*.ts). */
@@ -230,13 +237,24 @@ const tokenList = z.string().transform((value, ctx) => {
   const tokens = value
     .split(',')
     .map((t) => t.trim())
-    .filter((t) => t.length > 0);
-  if (tokens.some((t) => t.length < 16)) {
+    .filter((t) => t.length > 0)
+    .map(staffToken);
+  if (tokens.some((t) => t.token.length < 16)) {
     ctx.addIssue({ code: 'custom', message: 'each staff token must be at least 16 characters' });
     return z.NEVER;
   }
   return tokens;
 });
+
+/**
+ * `name:token` names the staff member its audit rows carry; a bare token is named by its first four
+ * characters (`token:abcd`), enough to tell tokens apart and too little to guess one.
+ */
+function staffToken(entry: string): StaffToken {
+  const named = /^([A-Za-z0-9._@-]{1,64}):(.+)$/.exec(entry);
+  if (named) return { name: named[1]!, token: named[2]! };
+  return { name: `token:${entry.slice(0, 4)}`, token: entry };
+}
 
 const envSchema = z.object({
   PORT: withDefault(integer(0, 65535), '3000'),

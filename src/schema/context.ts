@@ -16,7 +16,13 @@ export interface ApiKeyViewer {
 }
 
 /** Who is asking: support staff (GraphQL explorer) or an API key (REST facade). */
-type Viewer = { kind: 'staff' } | ApiKeyViewer;
+type Viewer = StaffViewer | ApiKeyViewer;
+
+/** A support staff member, by the name SUPPORT_TOKENS gives their token (audit rows carry it). */
+interface StaffViewer {
+  kind: 'staff';
+  name: string;
+}
 
 /** Per-operation context. */
 export interface Context {

@@ -8,6 +8,7 @@ import './destination.js';
 import './reply-relay.js';
 import './blocklist.js';
 import './blocklist-actions.js';
+import './audit.js';
 import './webhook-endpoint.js';
 import './me.js';
 import './account-status.js';

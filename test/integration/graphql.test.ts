@@ -22,13 +22,15 @@ describe('staff authentication', () => {
     ['a wrong token', () => ({ authorization: 'Bearer not-a-staff-token-at-all' })],
     ['a token in another scheme', () => ({ authorization: `Basic ${SUPPORT_TOKEN}` })],
     ['a valid API key', () => ({ authorization: `Bearer ${seeded.keys.acmeRead}` })],
-  ])('refuses %s with a JSON 401 and answers no introspection', async (_label, headers) => {
+  ])('refuses %s with a GraphQL-shaped 401 and answers no introspection', async (_label, headers) => {
     const res = await graphql(ctx.server.baseUrl, '{ __schema { types { name } } }', headers());
 
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer realm="Support"');
     const body = await res.json();
-    expect(body).toEqual({ statusCode: 401, message: 'A support staff token is required', error: 'Unauthorized' });
+    // GraphQL-shaped, so GraphiQL shows the message itself rather than a response validation failure.
+    expect(body).toEqual({ errors: [{ message: 'A support staff token is required', extensions: { code: 'UNAUTHENTICATED' } }] });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(JSON.stringify(body)).not.toContain('__schema');
   });
 

@@ -258,11 +258,22 @@ describe('loadConfig accepted values', () => {
   it('splits SUPPORT_TOKENS on commas, trimming blanks and dropping empty entries', () => {
     const config = loadConfig({ SUPPORT_TOKENS: ' staff-token-aaaaaaaa , staff-token-bbbbbbbbbb,, ' }, CWD);
 
-    expect(config.supportTokens).toEqual(['staff-token-aaaaaaaa', 'staff-token-bbbbbbbbbb']);
+    expect(config.supportTokens).toEqual([
+      { name: 'token:staf', token: 'staff-token-aaaaaaaa' },
+      { name: 'token:staf', token: 'staff-token-bbbbbbbbbb' },
+    ]);
   });
 
   it('accepts a staff token of exactly 16 characters', () => {
-    expect(loadConfig({ SUPPORT_TOKENS: '0123456789abcdef' }, CWD).supportTokens).toEqual(['0123456789abcdef']);
+    expect(loadConfig({ SUPPORT_TOKENS: '0123456789abcdef' }, CWD).supportTokens).toEqual([{ name: 'token:0123', token: '0123456789abcdef' }]);
+  });
+
+  it('names a staff token written name:token, and checks the token part for length', () => {
+    expect(loadConfig({ SUPPORT_TOKENS: 'rita@support:0123456789abcdef,0123456789abcdef' }, CWD).supportTokens).toEqual([
+      { name: 'rita@support', token: '0123456789abcdef' },
+      { name: 'token:0123', token: '0123456789abcdef' },
+    ]);
+    expect(() => loadConfig({ SUPPORT_TOKENS: 'rita:short' }, CWD)).toThrow(/at least 16 characters/);
   });
 });
 

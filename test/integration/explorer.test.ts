@@ -1,0 +1,68 @@
+/**
+ * The support explorer's safety and audit (issue 17): named staff tokens, every staff mutation in the
+ * audit log (who, what, arguments, result, when), query limits refusing deep and aliased documents
+ * before they run, and the first document GraphiQL opens on being a valid one.
+ */
+import { describe, expect, it } from 'vitest';
+import { EXPLORER_WELCOME } from '../../src/http/explorer-welcome.js';
+import { useTestServer } from '../support/server.js';
+
+const RITA = 'rita-support-token-0123456789';
+const ctx = useTestServer({ SUPPORT_TOKENS: `rita:${RITA},bare-staff-token-abcdef0123` });
+
+async function explorer(query: string, token = RITA, variables?: Record<string, unknown>) {
+  const res = await fetch(`${ctx.server.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
+  });
+  return { status: res.status, body: (await res.json()) as { data?: Record<string, unknown>; errors?: Array<{ message: string }> } };
+}
+
+describe('the support explorer', () => {
+  it('audits every staff mutation under the token’s name, with its arguments and its result (errors too)', async () => {
+    const refused = await explorer('mutation Pause($id: Int!) { pauseBlocklist(id: $id) { id status } }', RITA, { id: 424242 });
+    expect(refused.body.errors?.[0]?.message).toBe('Blocklist 424242 not found');
+    await explorer('mutation { pauseBlocklist(id: 1) { id } }', 'bare-staff-token-abcdef0123');
+
+    const { body } = await explorer('{ auditLog(limit: 5) { staff action arguments result createdAt } }');
+    const entries = body.data?.auditLog as Array<{ staff: string; action: string; arguments: { variables: unknown }; result: unknown; createdAt: string }>;
+    expect(entries.map((e) => [e.staff, e.action])).toEqual([
+      ['token:bare', 'pauseBlocklist'],
+      ['rita', 'pauseBlocklist'],
+    ]);
+    expect(entries[1]).toMatchObject({
+      arguments: { variables: { id: 424242 } },
+      result: { errors: ['Blocklist 424242 not found'] },
+      createdAt: expect.any(String),
+    });
+    // Reads are not audited (only raw bodies will be).
+    expect((await explorer('{ auditLog(limit: 5) { id } }')).body.data?.auditLog).toHaveLength(2);
+  });
+
+  it('refuses a too deep or too aliased document before it runs', async () => {
+    // Source -> connection -> sources -> ... is a cycle: depth is what bounds it.
+    const nest = (levels: number) => `{ accounts { connections { ${'sources { connection { '.repeat(levels)}id${' } }'.repeat(levels)} } } }`;
+    expect((await explorer(nest(2))).body.errors).toBeUndefined();
+    const tooDeep = await explorer(nest(8));
+    expect(tooDeep.body.errors?.[0]?.message).toMatch(/depth/i);
+    expect(tooDeep.body.data ?? null).toBeNull();
+    const aliases = `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: accounts { id }`).join(' ')} }`;
+    const tooWide = await explorer(aliases);
+    expect(tooWide.body.errors?.[0]?.message).toMatch(/alias/i);
+    expect(tooWide.body.data ?? null).toBeNull();
+  });
+
+  it('opens on a first document that runs', async () => {
+    for (const name of ['FailedSyncsOfAnAccount', 'RecentStaffActions']) {
+      const res = await fetch(`${ctx.server.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${RITA}` },
+        body: JSON.stringify({ query: EXPLORER_WELCOME, operationName: name }),
+      });
+      expect(((await res.json()) as { errors?: unknown }).errors).toBeUndefined();
+    }
+    const page = await fetch(`${ctx.server.baseUrl}/graphql`, { headers: { accept: 'text/html' } });
+    expect(await page.text()).toContain('FailedSyncsOfAnAccount');
+  });
+});
