@@ -147,6 +147,8 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
     await writeSource(tx, accountId, row.id, source, destinations, relays, result);
   }
   for (const blocklist of connection.blocklists) {
+    const values = [...new Set(blocklist.entries)];
+    const synced = blocklist.status === 'SYNCED';
     const created = await tx.blocklist.create({
       data: {
         connectionId: row.id,
@@ -163,9 +165,9 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
         lastFetchedAt: blocklist.entries.length > 0 ? new Date() : null,
         ...(blocklist.createdAt ? { createdAt: blocklist.createdAt } : {}),
         // A SYNCED list has pushed every entry it holds to the sequencer; any other state has pushed none yet.
-        entries: {
-          createMany: { data: [...new Set(blocklist.entries)].map((value) => ({ value, pushedAt: blocklist.status === 'SYNCED' ? new Date() : null })) },
-        },
+        entries: { createMany: { data: values.map((value) => ({ value, pushedAt: synced ? new Date() : null })) } },
+        syncedCount: synced ? values.length : 0,
+        pendingCount: synced ? 0 : values.length,
       },
     });
     remember(result.blocklists, blocklist.ref, created.id);

@@ -80,7 +80,10 @@ export class BlocklistStore {
       );
       await query(
         client,
-        sql`UPDATE blocklists SET status = ${afterFetch(list)}::blocklist_status, last_fetched_at = now(), updated_at = now() WHERE id = ${id}`,
+        sql`UPDATE blocklists SET status = ${afterFetch(list)}::blocklist_status, last_fetched_at = now(), updated_at = now(),
+                   synced_count = (SELECT count(*) FROM blocklist_entries WHERE blocklist_id = ${id} AND pushed_at IS NOT NULL),
+                   pending_count = (SELECT count(*) FROM blocklist_entries WHERE blocklist_id = ${id} AND pushed_at IS NULL AND push_error IS NULL)
+             WHERE id = ${id}`,
       );
       if (list.isEnabled) await then(client);
     });
@@ -99,24 +102,35 @@ export class BlocklistStore {
     });
   }
 
-  /** The next entries to push, oldest first: not pushed, not refused. */
+  /** The next entries to push, oldest first: not pushed, not refused (in id order from the index, no sort). */
   async pending(id: number, limit: number): Promise<PendingEntry[]> {
     const { rows } = await query<PendingEntry>(
       this.pool,
-      sql`SELECT id::text, value FROM blocklist_entries
-           WHERE blocklist_id = ${id} AND pushed_at IS NULL AND push_error IS NULL ORDER BY id LIMIT ${limit}`,
+      sql`SELECT e.id::text AS id, e.value FROM blocklist_entries e
+           WHERE e.blocklist_id = ${id} AND e.pushed_at IS NULL AND e.push_error IS NULL ORDER BY e.id LIMIT ${limit}`,
     );
     return rows;
   }
 
-  /** The sequencer has these entries. */
-  async markPushed(ids: readonly string[]): Promise<void> {
-    await query(this.pool, sql`UPDATE blocklist_entries SET pushed_at = now() WHERE id = ANY(${ids as string[]}::bigint[]) AND pushed_at IS NULL`);
+  /** The sequencer has these entries of list `id`: marked pushed, and the list's counts moved with them. */
+  async markPushed(id: number, entryIds: readonly string[]): Promise<void> {
+    await query(
+      this.pool,
+      sql`WITH done AS (UPDATE blocklist_entries SET pushed_at = now()
+                         WHERE blocklist_id = ${id} AND id = ANY(${entryIds}::bigint[]) AND pushed_at IS NULL AND push_error IS NULL RETURNING 1)
+          UPDATE blocklists SET synced_count = synced_count + (SELECT count(*) FROM done), pending_count = pending_count - (SELECT count(*) FROM done)
+           WHERE id = ${id}`,
+    );
   }
 
-  /** The sequencer refused this entry's value: recorded on it, and it is not pushed again. */
-  async markRefused(id: string, message: string): Promise<void> {
-    await query(this.pool, sql`UPDATE blocklist_entries SET push_error = ${message} WHERE id = ${id}::bigint`);
+  /** The sequencer refused this entry's value: recorded on it, not pushed again, no longer pending. */
+  async markRefused(id: number, entryId: string, message: string): Promise<void> {
+    await query(
+      this.pool,
+      sql`WITH refused AS (UPDATE blocklist_entries SET push_error = ${message}
+                            WHERE blocklist_id = ${id} AND id = ${entryId}::bigint AND pushed_at IS NULL AND push_error IS NULL RETURNING 1)
+          UPDATE blocklists SET pending_count = pending_count - (SELECT count(*) FROM refused) WHERE id = ${id}`,
+    );
   }
 
   /** Nothing left to push: SYNCED (a paused list keeps its status), its error cleared. */

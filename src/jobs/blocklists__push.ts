@@ -73,7 +73,7 @@ async function pushPending(env: JobEnvironment, { store, http }: { store: Blockl
       await store.finishPush(id);
       return null;
     }
-    const stopped = await pushSplitting(store, (values) => pushValues(http, target, values), batch);
+    const stopped = await pushSplitting(store, id, (values) => pushValues(http, target, values), batch);
     if (stopped?.kind === 'rate_limited' && (stopped.retryAfterMs ?? Infinity) <= MAX_WAIT_IN_JOB_MS) {
       await new Promise((resolve) => setTimeout(resolve, stopped.retryAfterMs));
       continue;
@@ -86,19 +86,27 @@ async function pushPending(env: JobEnvironment, { store, http }: { store: Blockl
  * One call for `batch`; when the sequencer refuses it for its values, each half again, down to single
  * values, which are recorded as refused. Accepted entries are marked pushed call by call.
  */
-async function pushSplitting(store: BlocklistStore, push: (values: string[]) => Promise<PushAnswer>, batch: readonly PendingEntry[]): Promise<Stop | null> {
+async function pushSplitting(
+  store: BlocklistStore,
+  id: number,
+  push: (values: string[]) => Promise<PushAnswer>,
+  batch: readonly PendingEntry[],
+): Promise<Stop | null> {
   const answer = await push(batch.map((e) => e.value));
   if (answer.ok) {
-    await store.markPushed(batch.map((e) => e.id));
+    await store.markPushed(
+      id,
+      batch.map((e) => e.id),
+    );
     return null;
   }
   if (answer.kind !== 'rejected') return answer;
   if (batch.length === 1) {
-    await store.markRefused(batch[0]!.id, answer.message);
+    await store.markRefused(id, batch[0]!.id, answer.message);
     return null;
   }
   const half = Math.ceil(batch.length / 2);
-  return (await pushSplitting(store, push, batch.slice(0, half))) ?? pushSplitting(store, push, batch.slice(half));
+  return (await pushSplitting(store, id, push, batch.slice(0, half))) ?? pushSplitting(store, id, push, batch.slice(half));
 }
 
 /** Where the list goes, or why it cannot be pushed (recorded on the list). */

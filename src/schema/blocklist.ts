@@ -11,11 +11,8 @@ builder.prismaObject('Blocklist', {
     status: t.exposeString('status', { description: 'CREATED, FETCHING, SYNCING, SYNCED or SYNCING_NEW_CONTACTS.' }),
     isEnabled: t.exposeBoolean('isEnabled', { description: 'False while paused.' }),
     hasCrmSource: t.exposeBoolean('hasCrmSource', { description: 'Whether a CRM list backs it.' }),
-    syncedCount: t.relationCount('entries', { where: { pushedAt: { not: null } }, description: 'Entries pushed to the sequencer.' }),
-    pendingCount: t.relationCount('entries', {
-      where: { pushedAt: null, pushError: null },
-      description: 'Entries not pushed yet (those the sequencer refused are not pending).',
-    }),
+    syncedCount: t.exposeInt('syncedCount', { description: 'Entries pushed to the sequencer.' }),
+    pendingCount: t.exposeInt('pendingCount', { description: 'Entries not pushed yet (those the sequencer refused are not pending).' }),
     lastFetchedAt: t.expose('lastFetchedAt', { type: 'DateTime', nullable: true, description: 'Last complete CRM fetch.' }),
     lastError: t.exposeString('lastError', { nullable: true, description: 'Last operational error (may carry vendor text).' }),
     lastAttemptedAt: t.expose('lastAttemptedAt', { type: 'DateTime', nullable: true, description: 'Last fetch or push attempt.' }),
