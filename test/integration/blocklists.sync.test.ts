@@ -150,6 +150,18 @@ describe('block list sync', () => {
     expect(sequencer.instantly(SEQ.instantly).received.slice(before)).toEqual(['dee@delta.test']);
   }, 30_000);
 
+  it("waits out the sequencer's 429 for its Retry-After, then pushes", async () => {
+    sequencer.failNext(1, { status: 429, retryAfter: 2, path: /bulk-create/ });
+    hubspot.addToList(lists.hubspotAddresses!, ['later@delta.test']);
+    await queueRound(id('hs-addresses-instantly'), 'incremental');
+    await eventually(() => Promise.resolve(sequencer.instantly(SEQ.instantly).values.has('later@delta.test') ? true : undefined), 20_000, 'later pushed');
+    const calls = sequencer.requests.filter((r) => r.vendor === 'instantly' && r.path.endsWith('bulk-create'));
+    const refused = calls.findLast((r) => r.status === 429)!;
+    const next = calls.find((r) => r.at > refused.at)!;
+    expect(next.status).toBe(200);
+    expect(next.at - refused.at).toBeGreaterThanOrEqual(1_900);
+  }, 30_000);
+
   it('records a value the sequencer refuses on its entry, and pushes the rest', async () => {
     const plausible = sequencer.rejects;
     sequencer.rejects = (value) => value === 'refused@delta.test';
