@@ -1,5 +1,6 @@
 import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
+import { reachable } from './access.js';
 import { requireApiKey, serviceError } from './errors.js';
 import {
   countableRows,
@@ -126,13 +127,10 @@ builder.queryFields((t) => ({
   }),
   sync: t.field({
     type: SyncRef,
-    description: 'One sync; 404 when missing or not reachable by the key.',
+    description: 'One sync; 404 when missing or not reachable by the key. Support staff reach every account.',
     args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
-      const [row] = await ctx.prisma.$queryRaw<SyncRecord[]>`
-        SELECT ${SYNC_COLUMNS} FROM syncs
-         WHERE id = ${args.id} AND account_id = ${viewer.accountId} AND connection_id = ANY(${viewer.connectionIds}::int[])`;
+      const [row] = await ctx.prisma.$queryRaw<SyncRecord[]>`SELECT ${SYNC_COLUMNS} FROM syncs WHERE id = ${args.id} AND ${reachable(ctx)}`;
       if (!row) throw serviceError('NOT_FOUND', `Sync ${args.id} not found`);
       return row;
     },

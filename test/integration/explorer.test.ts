@@ -3,7 +3,9 @@
  * audit log (who, what, arguments, result, when), query limits refusing deep and aliased documents
  * before they run, and the first document GraphiQL opens on being a valid one.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { seedFixture } from '../../src/admin/seed.js';
+import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { EXPLORER_WELCOME } from '../../src/http/explorer-welcome.js';
 import { useTestServer } from '../support/server.js';
 
@@ -18,6 +20,54 @@ async function explorer(query: string, token = RITA, variables?: Record<string, 
   });
   return { status: res.status, body: (await res.json()) as { data?: Record<string, unknown>; errors?: Array<{ message: string }> } };
 }
+
+describe('direct lookups across accounts', () => {
+  const ids: { syncs: number[]; events: string[] } = { syncs: [], events: [] };
+  beforeAll(async () => {
+    const account = (ref: string) => ({
+      ref,
+      connections: [
+        {
+          ref: `${ref}-hubspot`,
+          crm: 'HUBSPOT',
+          sources: [
+            {
+              ref: `${ref}-source`,
+              platform: 'smartlead',
+              requests: [{ createdAt: new Date().toISOString(), body: '{}', sync: { status: 'error', eventType: 'EMAIL_SENT', toEmail: `lead@${ref}.test` } }],
+            },
+          ],
+        },
+      ],
+    });
+    await seedFixture(ctx.db.prisma, { accounts: [account('one'), account('two')] }, TEST_ENCRYPTION_KEY);
+    const syncs = await ctx.db.query<{ id: string; account_id: number; connection_id: number; source_id: number }>(
+      'SELECT id::text, account_id, connection_id, source_id FROM syncs ORDER BY id',
+    );
+    ids.syncs = syncs.map((s) => Number(s.id));
+    for (const s of syncs) {
+      const [event] = await ctx.db.query<{ public_id: string }>(
+        `INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
+         VALUES ('svcevt_explorer' || $1, $2, 'sync.failed', 'failing', '{}', $3, $4) RETURNING public_id`,
+        [s.id, s.account_id, s.connection_id, s.source_id],
+      );
+      ids.events.push(event!.public_id);
+    }
+  });
+
+  it('finds a sync and a platform event of any account by id', async () => {
+    expect(ids.syncs).toHaveLength(2);
+    for (const [i, syncId] of ids.syncs.entries()) {
+      const { body } = await explorer(`{ sync(id: ${syncId}) { id status toEmail } event(id: "${ids.events[i]}") { id type } }`);
+      expect(body.errors).toBeUndefined();
+      expect(body.data).toEqual({
+        sync: { id: syncId, status: 'error', toEmail: `lead@${i === 0 ? 'one' : 'two'}.test` },
+        event: { id: ids.events[i], type: 'sync.failed' },
+      });
+    }
+    expect((await explorer('{ sync(id: 999999) { id } }')).body.errors?.[0]?.message).toBe('Sync 999999 not found');
+  });
+});
 
 describe('the support explorer', () => {
   it('audits every staff mutation under the token’s name, with its arguments and its result (errors too)', async () => {
