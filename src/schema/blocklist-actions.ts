@@ -5,7 +5,7 @@ import { LANE_SCHEMA, laneOf } from '../jobs/lanes.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { serviceError } from './errors.js';
-import { requireKey } from './key-access.js';
+import { writableRows } from './key-access.js';
 
 /**
  * Pause and resync of a block list (spec: Block lists, and the status machine of src/domain/blocklist.ts),
@@ -89,9 +89,7 @@ const BLOCKLISTS_NOT_ENABLED = 'Block lists are not enabled for this connection'
 
 /** The lists the caller may act on: a key's account and connections (after its write check), or every list for staff. */
 function writeScope(ctx: Context): Sql {
-  if (ctx.viewer.kind === 'staff') return sql`TRUE`;
-  const viewer = requireKey(ctx, { write: true });
-  return sql`c.account_id = ${viewer.accountId} AND c.id = ANY(${viewer.connectionIds}::int[])`;
+  return writableRows(ctx, { account: sql`c.account_id`, connection: sql`c.id` });
 }
 
 /** The list's row, locked, with what a pause or a resync decides on; no row when it is not the caller's. */

@@ -2,7 +2,7 @@ import { sql } from '../db/sql.js';
 import { queueSendingSql } from '../jobs/deliveries__send.js';
 import { builder } from './builder.js';
 import { serviceError } from './errors.js';
-import { requireKey } from './key-access.js';
+import { writableRows } from './key-access.js';
 
 const ReplayRef = builder.objectRef<{ queued: true; deliveryId: bigint }>('DeliveryReplay').implement({
   description: 'A queued replay of a forwarding delivery.',
@@ -24,16 +24,18 @@ builder.mutationField('replayDelivery', (t) =>
       deliveryId: t.arg({ type: 'BigInt', required: true, description: 'Id of the delivery to replay: one of this destination.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireKey(ctx, { write: true });
+      const destinationWritable = writableRows(ctx, { connection: sql`connection_id` });
+      // The destination's connection is the key's; the delivery need only be of its account.
+      const deliveryWritable = ctx.viewer.kind === 'staff' ? sql`TRUE` : sql`d.account_id = ${ctx.viewer.accountId}`;
       // One statement: the destination's visibility, the delivery's, and the replay's pending attempt
       // with its destination's sending loop, so a replay is queued whole or not at all.
       const [row] = await ctx.prisma.$queryRaw<{ destination: boolean; delivery: boolean }[]>`
         WITH destination AS (
-          SELECT id FROM destinations WHERE id = ${args.destinationId} AND connection_id = ANY(${viewer.connectionIds}::int[])
+          SELECT id FROM destinations WHERE id = ${args.destinationId} AND ${destinationWritable}
         ),
         delivery AS (
           SELECT d.id, d.request_id FROM deliveries d JOIN destination ON destination.id = d.destination_id
-           WHERE d.id = ${args.deliveryId} AND d.account_id = ${viewer.accountId}
+           WHERE d.id = ${args.deliveryId} AND ${deliveryWritable}
         ),
         replay AS (
           INSERT INTO pending_deliveries (destination_id, request_id, replay_of_delivery_id)

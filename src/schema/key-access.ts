@@ -1,3 +1,4 @@
+import { sql, type Sql } from '../db/sql.js';
 import type { ApiKeyViewer, Context } from './context.js';
 import { requireApiKey, serviceError } from './errors.js';
 
@@ -34,7 +35,7 @@ export function keyRefusal(viewer: ApiKeyViewer, needs: KeyNeeds): string | null
 }
 
 /** The API key, when it may do what `needs` says; the spec's 403 otherwise (401 for anyone else). */
-export function requireKey(ctx: Context, needs: KeyNeeds): ApiKeyViewer {
+function requireKey(ctx: Context, needs: KeyNeeds): ApiKeyViewer {
   const viewer = requireApiKey(ctx);
   const refusal = keyRefusal(viewer, needs);
   if (refusal) throw serviceError('FORBIDDEN', refusal);
@@ -49,4 +50,16 @@ export function requireWebhooks(ctx: Context): ApiKeyViewer {
 /** The key, when it may manage the account's webhook endpoints (/webhooks*): account-scoped, capable, and for `write`, writing. */
 export function requireWebhookManagement(ctx: Context, access: 'read' | 'write'): ApiKeyViewer {
   return requireKey(ctx, { accountKey: true, webhooks: true, write: access === 'write' });
+}
+
+/**
+ * Who a mutation may act for, as SQL over the target's columns: support staff (the explorer) on every
+ * account; an API key, after its write check, on its account and connections (a row outside them is a
+ * 404). `account` may be omitted where the connection implies it.
+ */
+export function writableRows(ctx: Context, columns: { account?: Sql; connection: Sql }): Sql {
+  if (ctx.viewer.kind === 'staff') return sql`TRUE`;
+  const viewer = requireKey(ctx, { write: true });
+  const connection = sql`${columns.connection} = ANY(${viewer.connectionIds}::int[])`;
+  return columns.account ? sql`${columns.account} = ${viewer.accountId} AND ${connection}` : connection;
 }

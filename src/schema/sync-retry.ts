@@ -4,7 +4,7 @@ import { addJobsSql } from '../jobs/enqueue.js';
 import { syncRetryJobKey, syncsRun } from '../jobs/syncs__run.js';
 import { builder } from './builder.js';
 import { serviceError } from './errors.js';
-import { requireKey } from './key-access.js';
+import { writableRows } from './key-access.js';
 
 const RetryRef = builder.objectRef<{ queued: true; syncId: bigint }>('SyncRetry').implement({
   description: 'A queued retry of a failed sync.',
@@ -21,10 +21,11 @@ builder.mutationField('retrySync', (t) =>
     type: RetryRef,
     description:
       'Queues a retry of a sync whose status is `error`, on a HubSpot or Salesforce connection. Write scope, checked before anything is ' +
-      'looked up. The retry resumes from the CRM steps the sync already completed, so it never writes an activity twice.',
+      'looked up. The retry resumes from the CRM steps the sync already completed, so it never writes an activity twice. Support staff may ' +
+      'retry a sync of any account (audited).',
     args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireKey(ctx, { write: true });
+      const writable = writableRows(ctx, { account: sql`s.account_id`, connection: sql`s.connection_id` });
       // One statement: the visibility check, the eligibility checks, and the job (under a key, so
       // repeated calls queue one retry). The sync keeps its status until the retry runs.
       const [row] = await ctx.prisma.$queryRaw<{ visible: boolean; eligible: boolean; queued: boolean }[]>`
@@ -33,7 +34,7 @@ builder.mutationField('retrySync', (t) =>
             FROM syncs s
             JOIN connections c ON c.id = s.connection_id
             LEFT JOIN requests r ON r.id = s.request_id
-           WHERE s.id = ${args.id} AND s.account_id = ${viewer.accountId} AND s.connection_id = ANY(${viewer.connectionIds}::int[])
+           WHERE s.id = ${args.id} AND ${writable}
         ),
         eligible AS (
           SELECT * FROM target
