@@ -38,14 +38,13 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { seedFixture } from '../src/admin/seed.js';
 import { loadConfig } from '../src/config.js';
-import { freePort } from '../src/db/embedded.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { query, sql } from '../src/db/sql.js';
 import { queueFetchSql } from '../src/jobs/blocklists__fetch.js';
 import { startHubspotEmulator } from '../test/emulators/hubspot.js';
 import { startSequencerEmulator } from '../test/emulators/sequencer.js';
-import { childSpec, cores, cpuMeter, postgresPids, startChild, untilLive, workerRole, type WorkerSpec } from './processes.js';
+import { childSpec, cores, cpuMeter, postgresPids, startApiChild, startChild, untilLive, workerRole, type WorkerSpec } from './processes.js';
 import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, throwawayDatabase } from './support.js';
 
 const ENTRIES = Math.round(envNumber('BENCH_ENTRIES', 100_000));
@@ -198,23 +197,11 @@ async function run(): Promise<number> {
     { [SPEC_ENV]: JSON.stringify(workerSpec), ENCRYPTION_KEY: encryptionKey.toString('hex') },
     { profile: PROFILE },
   );
-  const apiPort = await freePort();
-  const api = startChild(
-    'api',
-    ['src/main.ts', 'api'],
-    {
-      DATABASE_URL: db.url,
-      ENCRYPTION_KEY: encryptionKey.toString('hex'),
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      BASE_URL: `http://127.0.0.1:${apiPort}`,
-      LOG_LEVEL: 'warn',
-      // The limiters run (their cost is part of every request) with limits the probe never reaches.
-      RATE_LIMIT_PER_IP: '1000000000',
-      RATE_LIMIT_PER_ACCOUNT: '1000000000',
-    },
-    { profile: PROFILE },
-  );
+  const { api, port: apiPort } = await startApiChild(db.url, encryptionKey, {
+    // The limiters run (their cost is part of every request) with limits the probe never reaches.
+    env: { RATE_LIMIT_PER_IP: '1000000000', RATE_LIMIT_PER_ACCOUNT: '1000000000' },
+    profile: PROFILE,
+  });
   await worker.next(/^ready$/);
   await untilLive(apiPort, api);
   const probeSpec: ProbeSpec = { port: apiPort, key: API_KEY, perSecond: API_PER_S };

@@ -37,7 +37,6 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { seedFixture } from '../src/admin/seed.js';
 import { loadConfig } from '../src/config.js';
-import { freePort } from '../src/db/embedded.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { FORWARDING_HEADERS } from '../src/jobs/deliveries__send.js';
@@ -47,12 +46,13 @@ import { startHubspotEmulator } from '../test/emulators/hubspot.js';
 import {
   ask,
   type Child,
-  loadRole,
-  type LoadResult,
   childSpec,
   cores,
   cpuMeter,
+  type LoadResult,
+  loadRole,
   postgresPids,
+  startApiChild,
   startChild,
   untilLive,
   withUniqueLead,
@@ -158,21 +158,7 @@ async function run(): Promise<number> {
 
   // The ingress, the worker and the load generator, each in its own process.
   const load = role('load', {}, {}, false);
-  const apiPort = await freePort();
-  const api = startChild(
-    'api',
-    ['src/main.ts', 'api'],
-    {
-      DATABASE_URL: db.url,
-      ENCRYPTION_KEY: encryptionKey.toString('hex'),
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      BASE_URL: `http://127.0.0.1:${apiPort}`,
-      LOG_LEVEL: 'warn',
-    },
-    { profile: profiled('api') },
-  );
+  const { api, port: apiPort } = await startApiChild(db.url, encryptionKey, { env: { OUTBOUND_ALLOW_PRIVATE: 'true' }, profile: profiled('api') });
   await untilLive(apiPort, api);
   const workerSpec: WorkerSpec = { url: db.url, concurrency: config.workerConcurrency, forwarding: config.forwarding, hubspotBaseUrl: hubspot.url };
   const worker = role('worker', workerSpec, { ENCRYPTION_KEY: encryptionKey.toString('hex') });

@@ -41,20 +41,20 @@ import pg from 'pg';
 import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hubspot.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { installJobSchema } from '../src/db/job-schema.js';
-import { freePort } from '../src/db/embedded.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { syncsRun } from '../src/jobs/syncs__run.js';
 import { WORKER_SETTINGS } from '../src/worker.js';
 import {
   ask,
   type Child,
-  loadRole,
-  type LoadResult,
   childSpec,
   cores,
   cpuMeter,
   type Groups,
+  type LoadResult,
+  loadRole,
   postgresPids,
+  startApiChild,
   startChild,
   untilLive,
   withUniqueLead,
@@ -147,20 +147,7 @@ async function run(): Promise<number> {
   const load = role('load', {}, {}, false);
   const bare = role('bare', { url: db.url, row: [ids.account, ids.source, ids.connection, codes[0]!] });
   const barePort = Number((await bare.next(/^listening /)).split(' ')[1]);
-  const apiPort = await freePort();
-  const api = startChild(
-    'api',
-    ['src/main.ts', 'api'],
-    {
-      DATABASE_URL: db.url,
-      ENCRYPTION_KEY: encryptionKey.toString('hex'),
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      BASE_URL: `http://127.0.0.1:${apiPort}`,
-      LOG_LEVEL: 'warn',
-    },
-    { profile: profiled('api') },
-  );
+  const { api, port: apiPort } = await startApiChild(db.url, encryptionKey, { profile: profiled('api') });
   await untilLive(apiPort, api);
 
   out(

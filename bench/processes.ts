@@ -10,6 +10,7 @@ import readline from 'node:readline';
 import pg from 'pg';
 import type { BlocklistConfig, ForwardingConfig, WebhookConfig } from '../src/config.js';
 import { parseInbound } from '../src/connectors/sequencers/index.js';
+import { freePort } from '../src/db/embedded.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, workerPoolSize, workerSettings } from '../src/worker.js';
 import { cleanups, log, pct } from './support.js';
@@ -57,6 +58,28 @@ export function startChild(name: string, args: string[], env: Record<string, str
   const child = new Child(name, proc, options.echo ?? true);
   cleanups.push(() => child.stop());
   return child;
+}
+
+/**
+ * `src/main.ts api` in its own process on a free loopback port, as production runs the API: the
+ * benches' ingress and REST under test. `env` adds to (or overrides) the service's settings.
+ */
+export async function startApiChild(
+  databaseUrl: string,
+  encryptionKey: Buffer,
+  options: { env?: Record<string, string>; profile?: string | undefined } = {},
+): Promise<{ api: Child; port: number }> {
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: databaseUrl,
+    ENCRYPTION_KEY: encryptionKey.toString('hex'),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+  return { api: startChild('api', ['src/main.ts', 'api'], env, options.profile ? { profile: options.profile } : {}), port };
 }
 
 /** Sends one command line (JSON) to a role reading stdin and reads its one-line JSON answer. */
