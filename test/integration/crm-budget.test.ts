@@ -147,13 +147,14 @@ describe('a CRM that keeps refusing for 15 minutes', () => {
     });
     const source = (code: string) => ctx.db.prisma.source.create({ data: { connectionId: refusing.id, platform: 'smartlead', ingressCode: code } });
     const [first, second, idle] = [await source('refusingSource01'), await source('refusingSource02'), await source('refusingIdle001')];
-    // Fifteen minutes of refusals, as the store would have counted them: a run that began 16 minutes ago and is still going.
+    // Fifteen minutes of refusals, as the store would have counted them: a run that began 16 minutes ago and
+    // is still going, its last 429's pause ending in 2 s. The syncs' first slot is refused: they see the run.
+    // (Seeded rather than a 429 from the emulator, whose next fault any connection's request may take.)
     await ctx.db.query(
-      `INSERT INTO crm_budgets (connection_id, limited_since, limited_until, updated_at)
-       VALUES ($1, now() - interval '16 minutes', now() + interval '1 second', now())`,
+      `INSERT INTO crm_budgets (connection_id, limited_since, limited_until, paused_until, pause_reason, updated_at)
+       VALUES ($1, now() - interval '16 minutes', now() + interval '2 seconds', now() + interval '2 seconds', 'the CRM answered 429 Too Many Requests', now())`,
       [refusing.id],
     );
-    hubspot.failNext(1, { status: 429, retryAfter: 1 });
     const requestIds = [...(await send(first.ingressCode, 2, 'refused-a')), ...(await send(second.ingressCode, 1, 'refused-b'))];
     expect(await outcomes(requestIds, 30_000)).toEqual(requestIds.map(() => 'success'));
 
