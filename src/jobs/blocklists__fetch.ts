@@ -4,10 +4,10 @@ import { crmConnector, CrmError, type CrmConnector } from '../connectors/crm/ind
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
 import { sql, type Sql } from '../db/sql.js';
 import { blockValue } from '../domain/blocklist.js';
-import { budgetFor } from '../domain/crm-budget.js';
 import { openSecret } from '../domain/secrets.js';
 import { BlocklistStore, type BlocklistRow } from './blocklist-store.js';
 import { blocklistQueue, blocklistsPush } from './blocklists__push.js';
+import { connectionCrmConfig } from './crm-config.js';
 import { addJobsSql, enqueue } from './enqueue.js';
 import { SyncStore } from './sync-store.js';
 import { renewConnectionCredentials } from './syncs__run.js';
@@ -106,9 +106,7 @@ function openConnector(env: JobEnvironment, budgets: CrmBudgetStore, list: Block
   } catch {
     throw new CrmError('auth', 'The stored CRM credentials cannot be read: reconnect the CRM');
   }
-  const budget = budgetFor(list.crm, list.crmRateLimit, env.crm.budgets);
-  const gate = budget ? { store: budgets, connectionId: list.connectionId, budget, maxWaitMs: MAX_WAIT_FOR_BUDGET_MS } : undefined;
-  const connector = crmConnector(list.crm, credentials, gate ? { ...env.crm, gate } : env.crm);
+  const connector = crmConnector(list.crm, credentials, connectionCrmConfig(env, budgets, list, { maxWaitMs: MAX_WAIT_FOR_BUDGET_MS }));
   if (!connector) throw new CrmError('rejected', `Reading block lists from ${list.crm} is not supported`);
   return connector;
 }

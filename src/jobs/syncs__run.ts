@@ -4,8 +4,8 @@ import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmEvent, type CrmOutcome,
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
-import { budgetFor } from '../domain/crm-budget.js';
 import { openSecret, sealSecret } from '../domain/secrets.js';
+import { connectionCrmConfig } from './crm-config.js';
 import { announceRefusals } from './crm-refusals.js';
 import { enqueue } from './enqueue.js';
 import { SyncStore, type Final, type SyncContext, type SyncRow } from './sync-store.js';
@@ -105,9 +105,7 @@ async function write(
 ): Promise<WriteResult> {
   let connector;
   try {
-    const budget = budgetFor(context.crm, context.crmRateLimit, deps.crm.budgets);
-    const announce = () => announceRefusals(deps.pool, budgets, context);
-    const config = budget ? { ...deps.crm, gate: { store: budgets, connectionId: context.connectionId, budget, announceRefusals: announce } } : deps.crm;
+    const config = connectionCrmConfig(deps, budgets, context, { announceRefusals: () => announceRefusals(deps.pool, budgets, context) });
     connector = crmConnector(context.crm, JSON.parse(openSecret(deps.encryptionKey, context.credentialsEncrypted!)), config);
   } catch (error) {
     if (error instanceof CrmError)

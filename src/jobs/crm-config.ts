@@ -1,0 +1,20 @@
+import type { CrmConfig } from '../connectors/crm/index.js';
+import type { GateConfig } from '../connectors/crm/gate.js';
+import type { CrmBudgetStore } from '../db/crm-budget-store.js';
+import { budgetFor } from '../domain/crm-budget.js';
+import type { JobEnvironment } from './task.js';
+
+/**
+ * The connectors' configuration for one connection's calls: the service's, held to the connection's CRM
+ * budget (its `crmRateLimit` over the environment's defaults) when it has one. `gate` says how the caller
+ * waits for a slot and whom it tells of a long run of refusals.
+ */
+export function connectionCrmConfig(
+  env: JobEnvironment,
+  budgets: CrmBudgetStore,
+  connection: { connectionId: number; crm: string; crmRateLimit: unknown },
+  gate: Pick<GateConfig, 'maxWaitMs' | 'announceRefusals'> = {},
+): CrmConfig {
+  const budget = budgetFor(connection.crm, connection.crmRateLimit, env.crm.budgets);
+  return budget ? { ...env.crm, gate: { store: budgets, connectionId: connection.connectionId, budget, ...gate } } : env.crm;
+}
