@@ -55,6 +55,13 @@ export interface PipelineHealthState {
 
 export type SyncResult = { written: true } | { written: false; reason: FailureReason };
 
+/** A recorded outcome of a pipeline, and the request it was recorded for (none for a refusal announced on a pipeline's behalf). */
+export interface PipelineOutcome {
+  pipeline: PipelineRef;
+  result: SyncResult;
+  requestId?: number;
+}
+
 export interface HealthChange {
   next: PipelineHealthState;
   /** The transition to announce, if the state changed. */
@@ -99,6 +106,8 @@ export interface PipelineUpdate {
 /** A transition to announce as a platform event. */
 export interface PipelineTransition {
   pipeline: PipelineRef;
+  /** The request whose outcome caused it, when one did (the support explorer's lineage). */
+  requestId: number | null;
   type: 'sync.failed' | 'sync.recovered';
   summary: string;
   data: Record<string, unknown>;
@@ -111,11 +120,11 @@ export interface PipelineTransition {
  */
 export function applyOutcomes(
   current: ReadonlyMap<string, PipelineHealthState>,
-  outcomes: readonly { pipeline: PipelineRef; result: SyncResult }[],
+  outcomes: readonly PipelineOutcome[],
 ): { updates: PipelineUpdate[]; transitions: PipelineTransition[] } {
   const updates = new Map<string, PipelineUpdate>();
   const transitions: PipelineTransition[] = [];
-  for (const { pipeline, result } of outcomes) {
+  for (const { pipeline, result, requestId } of outcomes) {
     const key = pipelineKey(pipeline);
     const update = updates.get(key) ?? {
       pipeline,
@@ -130,7 +139,7 @@ export function applyOutcomes(
     else update.lastReason = result.reason;
     if (change.event) {
       update.changed = true;
-      transitions.push(transition(pipeline, change.event, result.written ? null : result.reason));
+      transitions.push({ ...transition(pipeline, change.event, result.written ? null : result.reason), requestId: requestId ?? null });
     }
     updates.set(key, update);
   }
@@ -143,7 +152,7 @@ export function pipelineKey(pipeline: { sourceId: number; connectionId: number }
 }
 
 /** The platform event of a transition: what changed, and for a failure its reason and remediation. */
-function transition(pipeline: PipelineRef, type: 'sync.failed' | 'sync.recovered', reason: FailureReason | null): PipelineTransition {
+function transition(pipeline: PipelineRef, type: 'sync.failed' | 'sync.recovered', reason: FailureReason | null): Omit<PipelineTransition, 'requestId'> {
   const base = { connectionId: pipeline.connectionId, crm: pipeline.crm, sourceId: pipeline.sourceId, sourcePlatform: pipeline.platform };
   const data = type === 'sync.failed' && reason ? { ...base, reason, remediation: REMEDIATION[reason] } : base;
   const name = `${pipeline.platform} source ${pipeline.sourceId} to ${pipeline.crm} connection ${pipeline.connectionId}`;

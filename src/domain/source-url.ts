@@ -12,3 +12,14 @@ export function maskIngressCode(url: string): string {
   // Express routes match case-insensitively and tolerate repeated slashes, so the mask must too.
   return url.replace(/^\/+webhooks\/[^?#]*/i, '/webhooks/[redacted]');
 }
+
+/** The path of a pasted URL: absolute, host-relative or bare (`host/webhooks/...`), whitespace trimmed. */
+export function pastedIngressPath(pasted: string): string {
+  const text = pasted.trim();
+  if (text.startsWith('/')) return text;
+  try {
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`).pathname;
+  } catch {
+    return text;
+  }
+}

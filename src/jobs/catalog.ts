@@ -6,6 +6,7 @@ import { blocklistsSchedule } from './blocklists__schedule.js';
 import { deliveriesSend } from './deliveries__send.js';
 import { relayExecutionsSend } from './relay_executions__send.js';
 import { replyRelaysSchedule } from './reply_relays__schedule.js';
+import { syncsBulkRetry } from './syncs__bulk_retry.js';
 import { syncsRun } from './syncs__run.js';
 import { webhookDeliveriesSend } from './webhook_deliveries__send.js';
 import type { Lane } from './lanes.js';
@@ -24,6 +25,7 @@ export const CATALOG: readonly CatalogEntry[] = [
   catalogEntry(blocklistsSchedule),
   catalogEntry(blocklistsFetch),
   catalogEntry(blocklistsPush),
+  catalogEntry(syncsBulkRetry),
 ];
 
 /** graphile-worker's task list of one lane (one runner) of a worker process. */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { applyOutcomes, pipelineKey, type PipelineHealthState, type PipelineRef, type SyncResult } from '../domain/pipeline-health.js';
+import { applyOutcomes, pipelineKey, type PipelineHealthState, type PipelineOutcome, type PipelineRef } from '../domain/pipeline-health.js';
 import { randomToken } from '../domain/secrets.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 import { fanOutSql, queueWebhookSendingSql } from './webhook_deliveries__send.js';
@@ -12,7 +12,7 @@ import { fanOutSql, queueWebhookSendingSql } from './webhook_deliveries__send.js
  * written with the platform event of every transition, each event with its deliveries to the account's
  * webhook endpoints and their sending loops: a committed outcome never loses its announcement.
  */
-export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: readonly { pipeline: PipelineRef; result: SyncResult }[]): Promise<void> {
+export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: readonly PipelineOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const pipelines = [...new Map(outcomes.map((o) => [pipelineKey(o.pipeline), o.pipeline])).values()].sort(
     (a, b) => a.sourceId - b.sourceId || a.connectionId - b.connectionId,
@@ -35,7 +35,7 @@ export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: re
   );
   const events = rows(
     'e',
-    { publicId: 'text', accountId: 'int', type: 'text', summary: 'text', data: 'jsonb', connectionId: 'int', sourceId: 'int' },
+    { publicId: 'text', accountId: 'int', type: 'text', summary: 'text', data: 'jsonb', connectionId: 'int', sourceId: 'int', requestId: 'bigint' },
     transitions.map((t) => ({
       publicId: randomToken('svcevt_', 24),
       accountId: t.pipeline.accountId,
@@ -44,6 +44,7 @@ export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: re
       data: t.data,
       connectionId: t.pipeline.connectionId,
       sourceId: t.pipeline.sourceId,
+      requestId: t.requestId,
     })),
   );
   await query(
@@ -58,8 +59,8 @@ export async function recordPipelineOutcomes(client: pg.PoolClient, outcomes: re
            WHERE h.source_id = u.source_id AND h.connection_id = u.connection_id
         ),
         emitted AS (
-          INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id)
-          SELECT public_id, account_id, type, summary, data, connection_id, source_id FROM ${events}
+          INSERT INTO platform_events (public_id, account_id, type, summary, data, connection_id, source_id, request_id)
+          SELECT public_id, account_id, type, summary, data, connection_id, source_id, request_id FROM ${events}
           RETURNING id, account_id, type
         ),
         fanned AS (${fanOutSql(sql`emitted`)}),

@@ -206,6 +206,7 @@ export class SyncStore {
           .filter((i) => ids.has(i.sync.id))
           .map(({ context, final }) => ({
             pipeline: context,
+            requestId: context.requestId,
             result: final.status === 'error' ? { written: false, reason: final.failure ?? 'crm_rejected_writes' } : { written: true },
           })),
       );

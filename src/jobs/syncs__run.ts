@@ -8,6 +8,7 @@ import { openSecret, sealSecret } from '../domain/secrets.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { announceRefusals } from './crm-refusals.js';
 import { enqueue } from './enqueue.js';
+import { sql, type Sql } from '../db/sql.js';
 import { SyncStore, type Final, type SyncContext, type SyncRow } from './sync-store.js';
 import { defineTask, type JobDeps, type JobEnvironment } from './task.js';
 
@@ -41,6 +42,11 @@ export const syncsRun = defineTask({
 /** The job key of an asked-for retry of sync `syncId`: repeated asks queue one retry. */
 export function syncRetryJobKey(syncId: bigint | number): string {
   return `sync-retry:${syncId}`;
+}
+
+/** {@link syncRetryJobKey} as SQL over a sync id expression, for statements that queue many retries. */
+export function syncRetryJobKeySql(syncId: Sql): Sql {
+  return sql`'sync-retry:' || ${syncId}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import { countDeliveries, DeliveryMetrics } from './delivery.js';
-import { requireApiKey } from './errors.js';
+import { accountArgs, requireReader } from './access.js';
 import { countableRows, requireWindow, windowArgs, withQueryLimit } from './history.js';
 import { countRequests, RequestMetrics } from './request.js';
 import { countSyncs, SyncMetrics } from './sync.js';
@@ -25,9 +25,13 @@ builder.queryField('accountMetrics', (t) =>
   t.field({
     type: Counts,
     description: 'Request, sync and delivery counts over a window, for the key or one of its connections.',
-    args: { ...windowArgs, connectionId: t.arg.int({ required: false, description: 'Only this connection (one outside the key counts nothing).' }) },
+    args: {
+      ...accountArgs,
+      ...windowArgs,
+      connectionId: t.arg.int({ required: false, description: 'Only this connection (one outside the key counts nothing).' }),
+    },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
       const where = () => [...countableRows(viewer, window), ...(args.connectionId != null ? [sql`connection_id = ${args.connectionId}`] : [])];
       return withQueryLimit(ctx, 'Narrow the from/to window or pass connectionId.', async (client) => {

@@ -1,7 +1,6 @@
 import { deriveAccountStatus, type AccountStatus, type ConnectionStatus, type StatusNotice } from '../domain/account-status.js';
 import { builder } from './builder.js';
-import { accessibleConnections } from './access.js';
-import { requireApiKey } from './errors.js';
+import { accessibleConnections, accountArgs, requireReader } from './access.js';
 
 const CrmConnection = builder.objectRef<ConnectionStatus['crmConnection']>('StatusCrmConnection').implement({
   description: 'The CRM side of a connection.',
@@ -83,11 +82,11 @@ builder.queryField('accountStatus', (t) =>
   t.field({
     type: AccountStatusRef,
     description: 'Readiness of the connections the API key reaches, from stored data only.',
-    args: { docsUrl: t.arg.string({ required: true, description: 'Base of the remediation doc links.' }) },
+    args: { ...accountArgs, docsUrl: t.arg.string({ required: true, description: 'Base of the remediation doc links.' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const connections = await ctx.prisma.connection.findMany({
-        where: accessibleConnections(ctx),
+        where: accessibleConnections(viewer),
         orderBy: { id: 'asc' },
         select: {
           id: true,

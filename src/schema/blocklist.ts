@@ -1,5 +1,5 @@
 import { builder } from './builder.js';
-import { accessibleConnections } from './access.js';
+import { accessibleConnections, accountArgs, requireReader } from './access.js';
 
 builder.prismaObject('Blocklist', {
   description: 'A CRM block list kept in sync with a sequencer.',
@@ -32,13 +32,15 @@ builder.queryFields((t) => ({
   blocklists: t.prismaField({
     type: ['Blocklist'],
     description: 'Block lists of the connections the API key reaches (or of one of them), by ascending id.',
-    args: { connectionId: t.arg.int({ required: false, description: 'Only this connection; one outside the key gives an empty list.' }) },
-    resolve: (query, _root, args, ctx) =>
-      ctx.prisma.blocklist.findMany({
+    args: { ...accountArgs, connectionId: t.arg.int({ required: false, description: 'Only this connection; one outside the key gives an empty list.' }) },
+    resolve: async (query, _root, args, ctx) => {
+      const reader = await requireReader(ctx, args.accountId);
+      return ctx.prisma.blocklist.findMany({
         ...query,
         relationLoadStrategy: 'join',
-        where: { connection: accessibleConnections(ctx), ...(args.connectionId == null ? {} : { connectionId: args.connectionId }) },
+        where: { connection: accessibleConnections(reader), ...(args.connectionId == null ? {} : { connectionId: args.connectionId }) },
         orderBy: { id: 'asc' },
-      }),
+      });
+    },
   }),
 }));

@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
@@ -15,7 +16,7 @@ export const builder = new SchemaBuilder<{
     BigInt: { Input: bigint; Output: bigint | number };
   };
 }>({
-  plugins: [PrismaPlugin],
+  plugins: [PrismaPlugin, DataloaderPlugin],
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.prisma,

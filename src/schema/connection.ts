@@ -1,5 +1,5 @@
 import { builder } from './builder.js';
-import { accessibleConnections } from './access.js';
+import { accessibleConnections, accountArgs, requireReader } from './access.js';
 
 const CrmPause = builder.objectRef<{ until: Date; reason: string | null }>('CrmPause').implement({
   description: 'A connection held back by its CRM rate limit: no CRM call until `until`.',
@@ -62,8 +62,11 @@ builder.prismaObject('Connection', {
 builder.queryFields((t) => ({
   connections: t.prismaField({
     type: ['Connection'],
-    description: 'The connections the API key reaches, by ascending id.',
-    resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
+    description: 'The connections the API key reaches (for staff, those of the account named), by ascending id.',
+    args: accountArgs,
+    resolve: async (query, _root, args, ctx) => {
+      const reader = await requireReader(ctx, args.accountId);
+      return ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(reader), orderBy: { id: 'asc' } });
+    },
   }),
 }));

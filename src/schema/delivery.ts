@@ -1,7 +1,8 @@
 import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
-import { requireApiKey, serviceError } from './errors.js';
+import { serviceError } from './errors.js';
+import { accountArgs, reachable, requireReader, type Reader } from './access.js';
 import {
   countableRows,
   keysetPage,
@@ -80,6 +81,7 @@ builder.queryFields((t) => ({
     type: DeliveryPage,
     description: 'Forwarding deliveries, newest first.',
     args: {
+      ...accountArgs,
       ...windowArgs,
       ...pageArgs,
       status: t.arg({ type: DeliveryStatus, required: false, description: 'Only this status.' }),
@@ -88,11 +90,11 @@ builder.queryFields((t) => ({
       connectionId: t.arg.int({ required: false, description: 'Only this connection (one outside the key gives no rows).' }),
     },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
       const limit = requireLimit(args.limit);
-      if (args.destinationId != null) await requireDestination(ctx, args.destinationId);
-      if (args.sourceId != null) await requireSource(ctx, args.sourceId);
+      if (args.destinationId != null) await requireDestination(ctx, viewer, args.destinationId);
+      if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
       const where = visibleRows(viewer, window);
       if (args.destinationId != null) where.push(sql`destination_id = ${args.destinationId}`);
       if (args.sourceId != null) where.push(sql`source_id = ${args.sourceId}`);
@@ -117,23 +119,32 @@ builder.queryFields((t) => ({
       });
     },
   }),
+  delivery: t.field({
+    type: DeliveryRef,
+    description: 'One forwarding delivery; 404 when missing or not reachable by the key. Support staff reach every account.',
+    args: { id: t.arg({ type: 'BigInt', required: true, description: 'Delivery id.' }) },
+    resolve: async (_root, args, ctx) => {
+      const [row] = await ctx.prisma.$queryRaw<DeliveryRecord[]>`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ${args.id} AND ${reachable(ctx)}`;
+      if (!row) throw serviceError('NOT_FOUND', `Delivery ${args.id} not found`);
+      return row;
+    },
+  }),
   deliveryMetrics: t.field({
     type: DeliveryMetrics,
     description: 'Delivery counts of one destination by status.',
-    args: { ...windowArgs, destinationId: t.arg.int({ required: true, description: 'Destination id (404 when not reachable).' }) },
+    args: { ...accountArgs, ...windowArgs, destinationId: t.arg.int({ required: true, description: 'Destination id (404 when not reachable).' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
-      await requireDestination(ctx, args.destinationId);
+      await requireDestination(ctx, viewer, args.destinationId);
       const where = [...countableRows(viewer, window), sql`destination_id = ${args.destinationId}`];
       return withQueryLimit(ctx, 'Narrow the from/to window.', (client) => countDeliveries(client, where));
     },
   }),
 }));
 
-/** A 404 unless the destination exists on a connection the key reaches. */
-async function requireDestination(ctx: Context, destinationId: number): Promise<void> {
-  const viewer = requireApiKey(ctx);
+/** A 404 unless the destination exists on a connection the reader reaches. */
+async function requireDestination(ctx: Context, viewer: Reader, destinationId: number): Promise<void> {
   const found = await ctx.prisma.forwardingDestination.findFirst({
     where: { id: destinationId, connectionId: { in: viewer.connectionIds } },
     select: { id: true },

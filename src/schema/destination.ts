@@ -1,5 +1,5 @@
 import { builder } from './builder.js';
-import { accessibleConnections } from './access.js';
+import { accessibleConnections, accountArgs, reachableConnections, requireReader } from './access.js';
 import { serviceError } from './errors.js';
 
 builder.prismaObject('ForwardingDestination', {
@@ -47,21 +47,24 @@ function ownBindings<B extends { source: { connectionId: number } }>(d: { connec
 builder.queryFields((t) => ({
   destinations: t.prismaField({
     type: ['ForwardingDestination'],
-    description: 'Forwarding destinations of the connections the API key reaches, by ascending id.',
-    resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.forwardingDestination.findMany({
+    description: 'Forwarding destinations of the connections the API key reaches (for staff, of the account named), by ascending id.',
+    args: accountArgs,
+    resolve: async (query, _root, args, ctx) => {
+      const reader = await requireReader(ctx, args.accountId);
+      return ctx.prisma.forwardingDestination.findMany({
         ...query,
         relationLoadStrategy: 'join',
-        where: { connection: accessibleConnections(ctx) },
+        where: { connection: accessibleConnections(reader) },
         orderBy: { id: 'asc' },
-      }),
+      });
+    },
   }),
   destination: t.prismaField({
     type: 'ForwardingDestination',
-    description: 'One forwarding destination; 404 when missing or not reachable by the key.',
+    description: 'One forwarding destination; 404 when missing or not reachable by the key. Support staff reach every account.',
     args: { id: t.arg.int({ required: true, description: 'Destination id.' }) },
     resolve: async (query, _root, args, ctx) => {
-      const found = await ctx.prisma.forwardingDestination.findFirst({ ...query, where: { id: args.id, connection: accessibleConnections(ctx) } });
+      const found = await ctx.prisma.forwardingDestination.findFirst({ ...query, where: { id: args.id, connection: reachableConnections(ctx) } });
       if (!found) throw serviceError('NOT_FOUND', `Destination ${args.id} not found`);
       return found;
     },

@@ -3,9 +3,10 @@ import { cursorScope, decodeCursor, encodeCursor, type Position } from '../domai
 import { join, raw, sql, type Sql } from '../db/sql.js';
 import type { ObjectRef } from '@pothos/core';
 import { builder, type BuilderTypes } from './builder.js';
-import type { ApiKeyViewer, Context } from './context.js';
+import type { Context } from './context.js';
+import type { Reader } from './access.js';
 import { isQueryCanceled } from '../db/prisma.js';
-import { requireApiKey, serviceError } from './errors.js';
+import { serviceError } from './errors.js';
 
 /**
  * What the observability lists (requests, syncs, deliveries) share: the window and limit rules, the
@@ -37,8 +38,8 @@ export function requireLimit(limit: number | null | undefined): number {
   return checked.value;
 }
 
-/** Rows of the key's account on the connections it reaches (the SQL the history tables share). */
-export function visibleRows(viewer: ApiKeyViewer, window: Window): Sql[] {
+/** Rows of the reader's account on the connections it reaches (the SQL the history tables share). */
+export function visibleRows(viewer: Reader, window: Window): Sql[] {
   // The account predicate leads so that lists walk the (account_id, created_at, id) index.
   return [sql`account_id = ${viewer.accountId}`, ...countableRows(viewer, window)];
 }
@@ -66,13 +67,12 @@ function formatSeconds(ms: number): string {
  * account, so the account predicate is implied, and without it PostgreSQL counts each connection's
  * window by an index-only scan of `(connection_id, created_at, id, status)` instead of the whole table.
  */
-export function countableRows(viewer: ApiKeyViewer, window: Window): Sql[] {
+export function countableRows(viewer: Reader, window: Window): Sql[] {
   return [sql`connection_id = ANY(${viewer.connectionIds}::int[])`, sql`created_at >= ${window.from}`, sql`created_at <= ${window.to}`];
 }
 
-/** A 404 unless the source exists and belongs to a connection the key reaches. */
-export async function requireSource(ctx: Context, sourceId: number): Promise<void> {
-  const viewer = requireApiKey(ctx);
+/** A 404 unless the source exists and belongs to a connection the reader reaches. */
+export async function requireSource(ctx: Context, viewer: Reader, sourceId: number): Promise<void> {
   const source = await ctx.prisma.source.findFirst({ where: { id: sourceId, connectionId: { in: viewer.connectionIds } }, select: { id: true } });
   if (!source) throw serviceError('NOT_FOUND', `Source ${sourceId} not found`);
 }

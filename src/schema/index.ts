@@ -18,11 +18,12 @@ import './delivery.js';
 import './account-metrics.js';
 import './outreach.js';
 import './sync-retry.js';
+import './sync-bulk-retry.js';
 import './delivery-replay.js';
 import './platform-event.js';
 import './webhook-delivery.js';
 import './relay-execution.js';
-import './request-detail.js';
+import './request-lineage.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });

@@ -38,7 +38,7 @@ const Me = builder.objectRef<MeShape>('Me').implement({
       type: ['Connection'],
       description: 'Accessible connections, in the order of /connections.',
       resolve: (query, _me, _args, ctx) =>
-        ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(ctx), orderBy: { id: 'asc' } }),
+        ctx.prisma.connection.findMany({ ...query, relationLoadStrategy: 'join', where: accessibleConnections(requireApiKey(ctx)), orderBy: { id: 'asc' } }),
     }),
   }),
 });

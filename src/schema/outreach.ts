@@ -1,8 +1,9 @@
 import { sql, type Sql } from '../db/sql.js';
 import { buildOutreach, parseOutreachQuery, type CategorySignal, type OutreachGroup, type OutreachQuery, type OutreachResponse } from '../domain/outreach.js';
 import { builder } from './builder.js';
-import type { ApiKeyViewer, Context } from './context.js';
-import { requireApiKey, serviceError } from './errors.js';
+import type { Context } from './context.js';
+import { requireStaff, serviceError } from './errors.js';
+import { accountArgs, requireReader, type Reader } from './access.js';
 import { withQueryLimit } from './history.js';
 
 type Summary = OutreachResponse['summary'];
@@ -102,6 +103,7 @@ builder.queryField('contactOutreach', (t) =>
     type: OutreachRef,
     description: "Prior outreach to a contact by email and/or up to 5 profile URLs, within the key's connections.",
     args: {
+      ...accountArgs,
       email: t.arg.string({ required: false, description: 'Email address (case-insensitive).' }),
       profileUrls: t.arg.stringList({
         required: false,
@@ -109,7 +111,7 @@ builder.queryField('contactOutreach', (t) =>
       }),
     },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const parsed = parseOutreachQuery(args.email, args.profileUrls ?? []);
       if (!parsed.ok) throw serviceError('BAD_REQUEST', parsed.problems.length === 1 ? parsed.problems[0]! : parsed.problems);
       const { groups, signal } = await withQueryLimit(ctx, 'Pass fewer identities (email and profileUrl values).', (client) =>
@@ -120,6 +122,69 @@ builder.queryField('contactOutreach', (t) =>
   }),
 );
 
+/** An account that has seen a contact: the connections its events came through, and the account's outreach summary. */
+interface ContactSighting {
+  accountId: number;
+  connectionIds: number[];
+  outreach: OutreachResponse;
+}
+
+const ContactSightingRef = builder.objectRef<ContactSighting>('ContactSighting').implement({
+  description: 'An account that has seen the contact, with its prior outreach there.',
+  fields: (t) => ({
+    accountId: t.exposeInt('accountId', { description: 'Account.' }),
+    connectionIds: t.exposeIntList('connectionIds', { description: 'Connections whose syncs, deliveries or lead categories name the contact.' }),
+    outreach: t.field({
+      type: OutreachRef,
+      description: "The account's outreach summary, as GET /api/v1/contacts/outreach gives it.",
+      resolve: (s) => s.outreach,
+    }),
+  }),
+});
+
+builder.queryField('contact', (t) =>
+  t.field({
+    type: [ContactSightingRef],
+    description: 'Support staff only: every account and connection that has seen a contact (by email and/or profile URL), by ascending account id.',
+    args: {
+      email: t.arg.string({ required: false, description: 'Email address (case-insensitive).' }),
+      profileUrl: t.arg.string({ required: false, description: 'Professional-network or microblog profile URL.' }),
+    },
+    resolve: async (_root, args, ctx) => {
+      requireStaff(ctx);
+      const parsed = parseOutreachQuery(args.email, args.profileUrl == null ? [] : [args.profileUrl]);
+      if (!parsed.ok) throw serviceError('BAD_REQUEST', parsed.problems.length === 1 ? parsed.problems[0]! : parsed.problems);
+      const { query } = parsed;
+      return withQueryLimit(ctx, 'Look up one identity at a time.', async (client) => {
+        const seen = await client.$queryRaw<{ accountId: number; connectionIds: number[] }[]>(sightingsStatement(query.identities));
+        const now = new Date();
+        return Promise.all(
+          seen.map(async (scope) => {
+            const { groups, signal } = await readOutreach(client, scope, query);
+            return { ...scope, outreach: buildOutreach(query, groups, signal, now) };
+          }),
+        );
+      });
+    },
+  }),
+);
+
+/** The accounts and connections whose rows name one of `identities`: each account's (account_id, contact) indexes probed once. */
+function sightingsStatement(identities: string[]): Sql {
+  const contacts = sql`${identities}::text[]`;
+  return sql`
+    SELECT a.id AS "accountId", array_agg(DISTINCT seen.connection_id ORDER BY seen.connection_id) AS "connectionIds"
+      FROM accounts a
+      CROSS JOIN LATERAL (
+        SELECT connection_id FROM syncs WHERE account_id = a.id AND to_email = ANY(${contacts})
+        UNION SELECT connection_id FROM deliveries WHERE account_id = a.id AND to_email = ANY(${contacts})
+        UNION SELECT connection_id FROM lead_category_signals WHERE account_id = a.id AND contact = ANY(${contacts})
+      ) seen
+     WHERE seen.connection_id IS NOT NULL
+     GROUP BY a.id
+     ORDER BY a.id`;
+}
+
 /** What {@link outreachStatement} returns: one row. */
 export interface OutreachRow {
   groups: { eventType: string; platform: string; count: number; firstAt: string; lastAt: string }[];
@@ -128,7 +193,7 @@ export interface OutreachRow {
 
 async function readOutreach(
   client: Context['heavy'],
-  viewer: ApiKeyViewer,
+  viewer: Pick<Reader, 'accountId' | 'connectionIds'>,
   query: OutreachQuery,
 ): Promise<{ groups: OutreachGroup[]; signal: CategorySignal | null }> {
   const [row] = await client.$queryRaw<OutreachRow[]>(outreachStatement(viewer.accountId, viewer.connectionIds, query.identities));

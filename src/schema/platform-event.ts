@@ -1,24 +1,27 @@
 import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import { PLATFORM_EVENT_TYPES } from '../domain/platform-events.js';
-import type { ApiKeyViewer } from './context.js';
+import type { Context } from './context.js';
+import { accountArgs, requireReader, type Reader } from './access.js';
 import { serviceError } from './errors.js';
 import { keysetPage, pageArgs, pageType, requireLimit, requireWindow, windowArgs } from './history.js';
 import { requireWebhooks } from './key-access.js';
 
 /** A platform event as stored: the spec's webhook payload (public id, type, created, summary, data). */
-interface PlatformEventRecord {
+export interface PlatformEventRecord {
   id: bigint;
   publicId: string;
   type: string;
   summary: string;
   data: unknown;
+  /** The request whose sync outcome caused it, when one did. */
+  requestId: bigint | null;
   createdAt: Date;
 }
 
-const EVENT_COLUMNS = sql`id, public_id AS "publicId", type, summary, data, created_at AS "createdAt"`;
+export const PLATFORM_EVENT_COLUMNS = sql`id, public_id AS "publicId", type, summary, data, request_id AS "requestId", created_at AS "createdAt"`;
 
-const PlatformEventRef = builder.objectRef<PlatformEventRecord>('PlatformEvent').implement({
+export const PlatformEventRef = builder.objectRef<PlatformEventRecord>('PlatformEvent').implement({
   description: 'An event the service itself emitted (sync monitoring, test pings): what webhook endpoints receive.',
   fields: (t) => ({
     id: t.exposeString('publicId', { description: 'Event id, prefix `svcevt_`.' }),
@@ -36,12 +39,13 @@ builder.queryFields((t) => ({
     type: PlatformEventPage,
     description: 'Platform events of the account, newest first (the webhooks capability is required).',
     args: {
+      ...accountArgs,
       ...windowArgs,
       ...pageArgs,
       type: t.arg.string({ required: false, description: 'Only this event type.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireWebhooks(ctx);
+      const viewer = await eventsReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
       const limit = requireLimit(args.limit);
       if (args.type != null && !(PLATFORM_EVENT_TYPES as readonly string[]).includes(args.type)) {
@@ -51,7 +55,7 @@ builder.queryFields((t) => ({
       if (args.type != null) where.push(sql`type = ${args.type}`);
       return keysetPage<PlatformEventRecord>(ctx, {
         table: 'platform_events',
-        columns: EVENT_COLUMNS,
+        columns: PLATFORM_EVENT_COLUMNS,
         where,
         limit,
         cursor: args.cursor,
@@ -72,16 +76,22 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const visible = ctx.viewer.kind === 'staff' ? [] : visibleEvents(requireWebhooks(ctx));
       const [event] = await ctx.prisma.$queryRaw<PlatformEventRecord[]>`
-        SELECT ${EVENT_COLUMNS} FROM platform_events WHERE ${join([...visible, sql`public_id = ${args.id}`], ' AND ')}`;
+        SELECT ${PLATFORM_EVENT_COLUMNS} FROM platform_events WHERE ${join([...visible, sql`public_id = ${args.id}`], ' AND ')}`;
       if (!event) throw serviceError('NOT_FOUND', `Event ${args.id} not found`);
       return event;
     },
   }),
 }));
 
+/** The reader of the event log: a key whose account may use platform webhooks, or staff (who read what was emitted, whatever the capability). */
+async function eventsReader(ctx: Context, accountId: number | null | undefined): Promise<Reader> {
+  if (ctx.viewer.kind === 'apiKey') requireWebhooks(ctx);
+  return requireReader(ctx, accountId);
+}
+
 // An account-scoped key sees every event of its account; a connection-scoped one, those of its
 // connections and those of no connection (test pings).
-function visibleEvents(viewer: ApiKeyViewer): Sql[] {
+function visibleEvents(viewer: Reader): Sql[] {
   const account = sql`account_id = ${viewer.accountId}`;
   if (viewer.connectionScope === 'account') return [account];
   return [account, sql`(connection_id IS NULL OR connection_id = ANY(${viewer.connectionIds}::int[]))`];

@@ -1,5 +1,5 @@
 import { builder } from './builder.js';
-import { accessibleConnections } from './access.js';
+import { accessibleConnections, accountArgs, requireReader } from './access.js';
 
 interface CategoryRef {
   id: string;
@@ -42,8 +42,16 @@ builder.prismaObject('ReplyRelay', {
 builder.queryFields((t) => ({
   replyRelays: t.prismaField({
     type: ['ReplyRelay'],
-    description: 'Reply relays of the connections the API key reaches, by ascending id.',
-    resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.replyRelay.findMany({ ...query, relationLoadStrategy: 'join', where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
+    description: 'Reply relays of the connections the API key reaches (for staff, of the account named), by ascending id.',
+    args: accountArgs,
+    resolve: async (query, _root, args, ctx) => {
+      const reader = await requireReader(ctx, args.accountId);
+      return ctx.prisma.replyRelay.findMany({
+        ...query,
+        relationLoadStrategy: 'join',
+        where: { connection: accessibleConnections(reader) },
+        orderBy: { id: 'asc' },
+      });
+    },
   }),
 }));

@@ -1,7 +1,8 @@
 import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
-import { requireApiKey } from './errors.js';
+import { accountArgs, reachable, requireReader } from './access.js';
+import { serviceError } from './errors.js';
 import {
   countableRows,
   keysetPage,
@@ -15,19 +16,23 @@ import {
   withQueryLimit,
 } from './history.js';
 
-/** A request row as the REST API shows it. */
-interface RequestRecord {
+/** A request row as the REST API shows it (its lineage fields are in request-lineage.ts). */
+export interface RequestRecord {
   id: bigint;
+  accountId: number;
+  contentType: string | null;
   sourceId: number | null;
   connectionId: number | null;
   path: string;
   createdAt: Date;
 }
 
-const RequestRef = builder.objectRef<RequestRecord>('RequestRecord').implement({
+export const RequestRef = builder.objectRef<RequestRecord>('RequestRecord').implement({
   description: 'One inbound POST accepted at a source.',
   fields: (t) => ({
-    id: t.expose('id', { type: 'BigInt', description: 'Request id.' }),
+    id: t.expose('id', { type: 'BigInt', description: 'Request id (the event id forwarded deliveries carry).' }),
+    accountId: t.exposeInt('accountId', { description: 'Account.' }),
+    contentType: t.exposeString('contentType', { nullable: true, description: 'The Content-Type the sequencer sent.' }),
     sourceId: t.exposeInt('sourceId', { nullable: true, description: 'Null only when the source is gone.' }),
     connectionId: t.exposeInt('connectionId', { nullable: true, description: 'Null only when the source is gone.' }),
     path: t.exposeString('path', { description: 'The ingress code it arrived at (secret, like the source url).' }),
@@ -42,18 +47,19 @@ export const RequestMetrics = builder.objectRef<{ count: number }>('RequestMetri
   fields: (t) => ({ count: t.exposeInt('count', { description: 'Requests received in the window.' }) }),
 });
 
-const COLUMNS = sql`id, source_id AS "sourceId", connection_id AS "connectionId", path, created_at AS "createdAt"`;
+const COLUMNS = sql`id, account_id AS "accountId", content_type AS "contentType", source_id AS "sourceId", connection_id AS "connectionId", path,
+  created_at AS "createdAt"`;
 
 builder.queryFields((t) => ({
   requests: t.field({
     type: RequestPage,
     description: 'Inbound requests, newest first.',
-    args: { ...windowArgs, ...pageArgs, sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }) },
+    args: { ...accountArgs, ...windowArgs, ...pageArgs, sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
       const limit = requireLimit(args.limit);
-      if (args.sourceId != null) await requireSource(ctx, args.sourceId);
+      if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
       const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [sql`source_id = ${args.sourceId}`] : [])];
       return keysetPage<RequestRecord>(ctx, {
         table: 'requests',
@@ -71,14 +77,24 @@ builder.queryFields((t) => ({
       });
     },
   }),
+  request: t.field({
+    type: RequestRef,
+    description: 'One request, with what became of it; 404 when missing or not reachable by the key. Support staff reach every account.',
+    args: { id: t.arg({ type: 'BigInt', required: true, description: 'Request id.' }) },
+    resolve: async (_root, args, ctx) => {
+      const [row] = await ctx.prisma.$queryRaw<RequestRecord[]>`SELECT ${COLUMNS} FROM requests WHERE id = ${args.id} AND ${reachable(ctx)}`;
+      if (!row) throw serviceError('NOT_FOUND', `Request ${args.id} not found`);
+      return row;
+    },
+  }),
   requestMetrics: t.field({
     type: RequestMetrics,
     description: 'How many requests arrived in the window.',
-    args: { ...windowArgs, sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }) },
+    args: { ...accountArgs, ...windowArgs, sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
-      if (args.sourceId != null) await requireSource(ctx, args.sourceId);
+      if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
       const where = [...countableRows(viewer, window), ...(args.sourceId != null ? [sql`source_id = ${args.sourceId}`] : [])];
       return withQueryLimit(ctx, 'Narrow the from/to window or pass sourceId.', (client) => countRequests(client, where));
     },

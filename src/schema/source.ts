@@ -1,6 +1,8 @@
 import { builder } from './builder.js';
-import { sourceUrl } from '../domain/source-url.js';
-import { accessibleConnections } from './access.js';
+import { pastedIngressPath, sourceUrl } from '../domain/source-url.js';
+import { accessibleConnections, accountArgs, requireReader } from './access.js';
+import { ingressTarget } from '../ingress/path.js';
+import { requireStaff, serviceError } from './errors.js';
 
 interface SourceConfig {
   createOrUpdateCompany: boolean;
@@ -117,10 +119,34 @@ builder.prismaObject('Source', {
 });
 
 builder.queryFields((t) => ({
+  sourceByUrl: t.prismaField({
+    type: 'Source',
+    description:
+      'Support staff only: the source an ingress URL a customer pasted names, of any account: `.../webhooks/<code>` or a legacy ' +
+      '`.../webhooks/<id1>/<id2>`, with or without scheme and host. 404 when it names no source.',
+    args: { url: t.arg.string({ required: true, description: 'The ingress URL, or its path.' }) },
+    resolve: async (query, _root, args, ctx) => {
+      requireStaff(ctx);
+      const target = ingressTarget(pastedIngressPath(args.url));
+      if (!target) throw serviceError('BAD_REQUEST', 'url must be an ingress URL: .../webhooks/<code> or .../webhooks/<id1>/<id2>');
+      const where = 'code' in target ? { ingressCode: target.code } : { legacyId1: target.legacy[0], legacyId2: target.legacy[1] };
+      const source = await ctx.prisma.source.findFirst({ ...query, where });
+      if (!source) throw serviceError('NOT_FOUND', 'No source has this ingress URL');
+      return source;
+    },
+  }),
   sources: t.prismaField({
     type: ['Source'],
-    description: 'Sources of the connections the API key reaches, by ascending id.',
-    resolve: (query, _root, _args, ctx) =>
-      ctx.prisma.source.findMany({ ...query, relationLoadStrategy: 'join', where: { connection: accessibleConnections(ctx) }, orderBy: { id: 'asc' } }),
+    description: 'Sources of the connections the API key reaches (for staff, of the account named), by ascending id.',
+    args: accountArgs,
+    resolve: async (query, _root, args, ctx) => {
+      const reader = await requireReader(ctx, args.accountId);
+      return ctx.prisma.source.findMany({
+        ...query,
+        relationLoadStrategy: 'join',
+        where: { connection: accessibleConnections(reader) },
+        orderBy: { id: 'asc' },
+      });
+    },
   }),
 }));

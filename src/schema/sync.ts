@@ -1,7 +1,7 @@
 import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
-import { reachable } from './access.js';
-import { requireApiKey, serviceError } from './errors.js';
+import { accountArgs, reachable, requireReader, type Reader } from './access.js';
+import { serviceError } from './errors.js';
 import {
   countableRows,
   keysetPage,
@@ -14,7 +14,6 @@ import {
   windowArgs,
   withQueryLimit,
 } from './history.js';
-import type { ApiKeyViewer } from './context.js';
 import type { Window } from '../domain/window.js';
 
 /** A sync row as the REST API shows it; a never-recorded result reads as `error`. */
@@ -28,7 +27,11 @@ export interface SyncRecord {
   platform: string;
   payloadId: bigint;
   error: unknown;
+  /** What each CRM step created (the CRM's ids) and the creates in flight. */
+  crmState: unknown;
+  attempts: number;
   createdAt: Date;
+  updatedAt: Date;
 }
 
 const SyncStatus = builder.enumType('SyncStatus', {
@@ -53,6 +56,15 @@ export const SyncRef = builder.objectRef<SyncRecord>('SyncRecord').implement({
     payloadId: t.expose('payloadId', { type: 'BigInt', description: 'Id of the related request.' }),
     error: t.expose('error', { type: 'JSON', nullable: true, description: 'CRM result payload when present (may carry vendor messages).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Processing time.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When its outcome or CRM steps last changed.' }),
+    attempts: t.exposeInt('attempts', { description: 'Times the worker ran it (retries included).' }),
+    crmState: t.field({
+      type: 'JSON',
+      description:
+        "What each CRM step wrote, by the CRM's ids (contact, company, owner, activity, task), and `...Pending` for a create sent whose " +
+        'answer was not saved yet: a retry resumes from here and never writes twice.',
+      resolve: (s) => s.crmState,
+    }),
   }),
 });
 
@@ -71,7 +83,8 @@ const SYNC_HINT = 'Narrow the from/to window or pass connectionId.';
 
 /** The columns of a {@link SyncRecord}, from `syncs`. */
 export const SYNC_COLUMNS = sql`id, COALESCE(status::text, 'error') AS status, connection_id AS "connectionId", source_id AS "sourceId",
-  event_type AS "eventType", to_email AS "toEmail", platform, request_id AS "payloadId", error, created_at AS "createdAt"`;
+  event_type AS "eventType", to_email AS "toEmail", platform, request_id AS "payloadId", error, crm_state AS "crmState", attempts,
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const filterArgs = builder.args((t) => ({
   sourceId: t.int({ required: false, description: 'Only this source (404 when not reachable).' }),
@@ -82,9 +95,9 @@ builder.queryFields((t) => ({
   syncs: t.field({
     type: SyncPage,
     description: 'CRM write attempts, newest first.',
-    args: { ...windowArgs, ...pageArgs, ...filterArgs, status: t.arg({ type: SyncStatus, required: false, description: 'Only this status.' }) },
+    args: { ...accountArgs, ...windowArgs, ...pageArgs, ...filterArgs, status: t.arg({ type: SyncStatus, required: false, description: 'Only this status.' }) },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
       const limit = requireLimit(args.limit);
       const where = await syncFilters(ctx, viewer, window, args);
@@ -117,9 +130,9 @@ builder.queryFields((t) => ({
   syncMetrics: t.field({
     type: SyncMetrics,
     description: 'Exact counts by status; their sum is what the list returns for the same filters.',
-    args: { ...windowArgs, ...filterArgs },
+    args: { ...accountArgs, ...windowArgs, ...filterArgs },
     resolve: async (_root, args, ctx) => {
-      const viewer = requireApiKey(ctx);
+      const viewer = await requireReader(ctx, args.accountId);
       const window = requireWindow(args.from, args.to);
       const where = await syncFilters(ctx, viewer, window, args, countableRows);
       return withQueryLimit(ctx, SYNC_HINT, (client) => countSyncs(client, where));
@@ -140,12 +153,12 @@ builder.queryFields((t) => ({
 /** Window, key reach, and the optional source (404 when unreachable) and connection filters. */
 async function syncFilters(
   ctx: Parameters<typeof requireSource>[0],
-  viewer: ApiKeyViewer,
+  viewer: Reader,
   window: Window,
   args: { sourceId?: number | null; connectionId?: number | null },
   rows: typeof visibleRows = visibleRows,
 ): Promise<Sql[]> {
-  if (args.sourceId != null) await requireSource(ctx, args.sourceId);
+  if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
   const where = rows(viewer, window);
   if (args.sourceId != null) where.push(sql`source_id = ${args.sourceId}`);
   if (args.connectionId != null) where.push(sql`connection_id = ${args.connectionId}`);

@@ -107,7 +107,7 @@ builder.mutationField('replayWebhookDelivery', (t) =>
       deliveryId: t.arg.string({ required: true, description: 'Id of the delivery to replay, prefix `svcwhd_`.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const endpoint = await findEndpoint(ctx, args.endpointId, 'write');
+      const endpoint = await findEndpoint(ctx, args.endpointId, 'write', true);
       // One statement: the original's lookup, the new delivery and the endpoint's sending loop.
       const [row] = await ctx.prisma.$queryRaw<{ id: bigint | null }[]>`
         WITH original AS (

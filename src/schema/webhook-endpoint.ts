@@ -68,6 +68,10 @@ const EndpointInput = builder.inputType('WebhookEndpointInput', {
   }),
 });
 
+/** Support staff may look at endpoints, replay their deliveries and switch them on or off; nothing else. */
+const STAFF_REFUSED = 'Support staff may read webhook endpoints, replay their deliveries and re-enable them, nothing else';
+const STAFF_ACTIVITY_ONLY = 'Support staff may only change isActive (re-enable or disable an endpoint)';
+
 const endpointIdArg = builder.args((t) => ({ id: t.string({ required: true, description: 'Endpoint id, prefix `svcwh_`.' }) }));
 
 builder.queryFields((t) => ({
@@ -125,7 +129,9 @@ builder.mutationFields((t) => ({
       'and its pending deliveries end as DEAD.',
     args: { ...endpointIdArg, input: t.arg({ type: EndpointInput, required: true, description: 'The fields to change.' }) },
     resolve: async (query, _root, args, ctx) => {
-      const endpoint = await findEndpoint(ctx, args.id, 'write');
+      const { isActive, ...others } = args.input;
+      if (ctx.viewer.kind === 'staff' && Object.values(others).some((v) => v != null)) throw serviceError('FORBIDDEN', STAFF_ACTIVITY_ONLY);
+      const endpoint = await findEndpoint(ctx, args.id, 'write', isActive != null);
       const fields = await checkedFields(ctx, args.input);
       const activity =
         args.input.isActive === true
@@ -196,10 +202,17 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-/** The account's endpoint named by a public id (deleted ones name nothing), after the access rules; a 404 naming it otherwise. */
-export async function findEndpoint(ctx: Context, publicId: string, access: 'read' | 'write') {
-  const viewer = requireWebhookManagement(ctx, access);
-  const endpoint = await ctx.prisma.webhookEndpoint.findFirst({ where: { publicId, accountId: viewer.accountId, deletedAt: null } });
+/**
+ * The account's endpoint named by a public id (deleted ones name nothing), after the access rules; a 404
+ * naming it otherwise. Support staff find any account's endpoint to read it, and to change it only where
+ * `staffMay` says so (replaying a delivery, re-enabling): never to read or replace its signing secret.
+ */
+export async function findEndpoint(ctx: Context, publicId: string, access: 'read' | 'write', staffMay: boolean = access === 'read') {
+  let account: { accountId?: number } = {};
+  if (ctx.viewer.kind === 'staff') {
+    if (!staffMay) throw serviceError('FORBIDDEN', STAFF_REFUSED);
+  } else account = { accountId: requireWebhookManagement(ctx, access).accountId };
+  const endpoint = await ctx.prisma.webhookEndpoint.findFirst({ where: { publicId, ...account, deletedAt: null } });
   if (!endpoint) throw serviceError('NOT_FOUND', `Webhook endpoint ${publicId} not found`);
   return endpoint;
 }

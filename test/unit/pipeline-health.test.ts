@@ -59,12 +59,12 @@ describe('applyOutcomes', () => {
   const b: PipelineRef = { accountId: 1, sourceId: 11, connectionId: 100, platform: 'lemlist', crm: 'HUBSPOT' };
   const rejected = { written: false, reason: 'crm_rejected_writes' } as const;
 
-  it('applies a batch in order: a burst of errors counts each one and announces the failure once', () => {
+  it('applies a batch in order: a burst of errors counts each one and announces the failure once, naming the request that caused it', () => {
     const current = new Map([[pipelineKey(a), { state: 'healthy' as const, consecutiveErrors: 3 }]]);
     const { updates, transitions } = applyOutcomes(current, [
-      { pipeline: a, result: rejected },
-      { pipeline: a, result: rejected },
-      { pipeline: a, result: rejected },
+      { pipeline: a, result: rejected, requestId: 71 },
+      { pipeline: a, result: rejected, requestId: 72 },
+      { pipeline: a, result: rejected, requestId: 73 },
     ]);
     expect(updates).toEqual([
       { pipeline: a, next: { state: 'failing', consecutiveErrors: 6 }, lastReason: 'crm_rejected_writes', written: false, changed: true },
@@ -72,6 +72,7 @@ describe('applyOutcomes', () => {
     expect(transitions).toEqual([
       {
         pipeline: a,
+        requestId: 72,
         type: 'sync.failed',
         summary: 'Syncs from smartlead source 10 to HUBSPOT connection 100 are failing (crm_rejected_writes)',
         data: {
