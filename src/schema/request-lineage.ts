@@ -71,9 +71,8 @@ builder.objectFields(RequestRef, (t) => ({
     nullable: true,
     description: 'Its CRM sync, with the steps `crmState` records; null before the worker took it.',
     load: async (ids: bigint[], ctx: Context) => {
-      const rows = await ctx.prisma.$queryRaw<(SyncRecord & { requestId: bigint })[]>`
-        SELECT ${SYNC_COLUMNS}, request_id AS "requestId" FROM syncs WHERE request_id = ANY(${ids}::bigint[])`;
-      const byRequest = new Map(rows.map((r) => [r.requestId, r]));
+      const rows = await ctx.prisma.$queryRaw<SyncRecord[]>`SELECT ${SYNC_COLUMNS} FROM syncs WHERE request_id = ANY(${ids}::bigint[])`;
+      const byRequest = new Map(rows.map((r) => [r.payloadId, r]));
       return ids.map((id) => byRequest.get(id) ?? null);
     },
     resolve: (request) => request.id,
