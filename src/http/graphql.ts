@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { recordAudit } from '../schema/audit.js';
 import { schema } from '../schema/index.js';
 import type { Context, SharedContext } from '../schema/context.js';
-import { EXPLORER_WELCOME } from './explorer-welcome.js';
+import { explorerWelcome } from './explorer-welcome.js';
 
 const GRAPHQL_PATH = '/graphql';
 
@@ -40,12 +40,13 @@ export function installGraphql(app: Express, deps: { supportTokens: StaffToken[]
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     renderGraphiQL,
-    graphiql: {
+    // A function, so the first document's window ends now.
+    graphiql: () => ({
       title: 'Pipeline Sync Service: support explorer',
       headers: JSON.stringify({ Authorization: 'Bearer <support token>' }),
-      defaultQuery: EXPLORER_WELCOME,
+      defaultQuery: explorerWelcome(new Date()),
       shouldPersistHeaders: false,
-    },
+    }),
     plugins: [EnvelopArmorPlugin(ARMOR), auditMutations()],
     logging: {
       debug: (...args) => deps.logger.debug({ args }, 'graphql'),

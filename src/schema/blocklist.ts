@@ -25,6 +25,33 @@ builder.prismaObject('Blocklist', {
     }),
     clientId: t.exposeString('clientId', { nullable: true, description: 'Sequencer client id, when the list is client-specific.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the list was created.' }),
+    entries: t.relation('entries', {
+      description: 'Its values (personal data) by ascending id, a page at a time: pushed, pending, or refused by the sequencer (`pushError`).',
+      args: {
+        first: t.arg.int({ defaultValue: 100, description: 'Page size, 1 to 500.' }),
+        afterId: t.arg({ type: 'BigInt', required: false, description: 'Return entries with an id greater than this.' }),
+        pending: t.arg.boolean({ required: false, description: 'true: only entries not pushed yet; false: only pushed ones.' }),
+      },
+      query: (args) => ({
+        where: {
+          ...(args.afterId == null ? {} : { id: { gt: args.afterId } }),
+          ...(args.pending == null ? {} : { pushedAt: args.pending ? null : { not: null } }),
+        },
+        orderBy: { id: 'asc' },
+        take: Math.min(Math.max(args.first ?? 100, 1), 500),
+      }),
+    }),
+  }),
+});
+
+builder.prismaObject('BlocklistEntry', {
+  description: 'One value of a block list.',
+  fields: (t) => ({
+    id: t.expose('id', { type: 'BigInt', description: 'Entry id.' }),
+    value: t.exposeString('value', { description: 'The address or domain (personal data).' }),
+    pushedAt: t.expose('pushedAt', { type: 'DateTime', nullable: true, description: 'When the sequencer accepted it; null while pending.' }),
+    pushError: t.exposeString('pushError', { nullable: true, description: 'The sequencer refused this value: its answer. Not pushed again.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was fetched from the CRM.' }),
   }),
 });
 

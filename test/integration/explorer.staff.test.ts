@@ -48,6 +48,16 @@ function account(ref: string, errors: number, extra: { legacyIds?: [string, stri
         ref: `${ref}-hubspot`,
         crm: 'HUBSPOT',
         destinations: [{ ref: `${ref}-dest`, url: `https://${ref}.example.com/hook` }],
+        blocklists: [
+          {
+            ref: `${ref}-list`,
+            listName: 'Do not contact',
+            platform: 'instantly',
+            blockType: 'ADDRESS',
+            hasCrmSource: false,
+            entries: ['c@x.test', 'a@x.test', 'b@x.test'],
+          },
+        ],
         sources: [
           {
             ref: `${ref}-source`,
@@ -90,6 +100,14 @@ describe("reading any account's lists", () => {
     expect(body.data!.accountMetrics).toEqual({ requests: { count: 6 }, syncs: { success: 1, error: 5 }, deliveries: { success: 6 } });
     expect(body.data!.sources).toEqual([{ id: seeded.sources['one-source'], platform: 'smartlead' }]);
     expect(body.data!.connections).toEqual([{ id: seeded.connections['one-hubspot'], crm: 'HUBSPOT' }]);
+
+    // Down the account to its block list's entries, a page at a time.
+    const entries = async (after?: number) =>
+      (await staff(`{ account(id: ${one}) { connections { blocklists { entries(first: 2${after ? `, afterId: ${after}` : ''}) { id value pushedAt } } } } }`))
+        .body.data!.account.connections[0].blocklists[0].entries as Array<{ id: number; value: string; pushedAt: string | null }>;
+    const first = await entries();
+    expect(first.map((e) => e.value)).toEqual(['c@x.test', 'a@x.test']);
+    expect((await entries(first[1]!.id)).map((e) => [e.value, e.pushedAt])).toEqual([['b@x.test', null]]);
   });
 
   it('asks staff which account, and names an unknown one', async () => {
@@ -173,6 +191,49 @@ describe('webhook endpoints, for staff', () => {
       'replayWebhookDelivery',
     ]);
     expect(body.data!.auditLog[0].result).toEqual({ errors: [expect.stringMatching(/^Support staff may read/)] });
+  });
+});
+
+describe("the customers' twins, for staff", () => {
+  it('replays a forwarding delivery and pauses a block list of any account, each with its audit row', async () => {
+    const [delivery] = await ctx.db.query<{ id: string; destination_id: number }>(
+      'SELECT id::text, destination_id FROM deliveries WHERE account_id = $1 ORDER BY id LIMIT 1',
+      [seeded.accounts.two],
+    );
+    const replay = await staff(`mutation { replayDelivery(destinationId: ${delivery!.destination_id}, deliveryId: ${delivery!.id}) { queued deliveryId } }`);
+    expect(replay.body.data).toEqual({ replayDelivery: { queued: true, deliveryId: Number(delivery!.id) } });
+    expect(await ctx.db.query('SELECT 1 FROM pending_deliveries WHERE replay_of_delivery_id = $1', [delivery!.id])).toHaveLength(1);
+    const pause = await staff(`mutation { pauseBlocklist(id: ${seeded.blocklists['one-list']}) { isEnabled } }`);
+    expect(pause.body.data).toEqual({ pauseBlocklist: { isEnabled: false } });
+
+    const { body } = await staff('{ auditLog(limit: 2) { staff action arguments result } }');
+    expect(body.data!.auditLog).toMatchObject([
+      { staff: 'token:staf', action: 'pauseBlocklist', result: { data: { pauseBlocklist: { isEnabled: false } } } },
+      { staff: 'token:staf', action: 'replayDelivery', result: { data: { replayDelivery: { queued: true } } } },
+    ]);
+  });
+});
+
+describe('without a staff token', () => {
+  it('refuses every root field, read or write, before it runs', async () => {
+    const { body } = await staff('{ __schema { queryType { fields { name } } mutationType { fields { name } } } }');
+    const fields = [
+      ...body.data!.__schema.queryType.fields.map((f: { name: string }) => `{ ${f.name} { __typename } }`),
+      ...body.data!.__schema.mutationType.fields.map((f: { name: string }) => `mutation { ${f.name} { __typename } }`),
+    ];
+    expect(fields.length).toBeGreaterThan(40);
+    const audited = (await ctx.db.query('SELECT 1 FROM audit_log')).length;
+    for (const document of fields) {
+      for (const token of ['svcapi_not-a-staff-token-000000000000', '']) {
+        const { status, body: refused } = await explorer(ctx.server.baseUrl, document, undefined, token);
+        expect({ document, status, code: (refused.errors?.[0] as { extensions?: { code?: string } })?.extensions?.code }).toEqual({
+          document,
+          status: 401,
+          code: 'UNAUTHENTICATED',
+        });
+      }
+    }
+    expect(await ctx.db.query('SELECT 1 FROM audit_log')).toHaveLength(audited);
   });
 });
 

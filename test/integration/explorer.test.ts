@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seedFixture } from '../../src/admin/seed.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
-import { EXPLORER_WELCOME } from '../../src/http/explorer-welcome.js';
+import { explorerWelcome } from '../../src/http/explorer-welcome.js';
 import { useTestServer } from '../support/server.js';
 
 const RITA = 'rita-support-token-0123456789';
@@ -104,11 +104,11 @@ describe('the support explorer', () => {
   });
 
   it('opens on a first document that runs', async () => {
-    for (const name of ['FailedSyncsOfAnAccount', 'RecentStaffActions']) {
+    for (const name of ['FailedSyncsOfAnAccount', 'LineageOfARequest', 'ResyncAfterAFix', 'RecentStaffActions']) {
       const res = await fetch(`${ctx.server.baseUrl}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${RITA}` },
-        body: JSON.stringify({ query: EXPLORER_WELCOME, operationName: name }),
+        body: JSON.stringify({ query: explorerWelcome(new Date()), operationName: name }),
       });
       expect(((await res.json()) as { errors?: unknown }).errors).toBeUndefined();
     }
