@@ -8,6 +8,8 @@ import { errorHandler, notFound } from './http/errors.js';
 import { installGraphql } from './http/graphql.js';
 import { installHealth } from './http/health.js';
 import { installRest } from './rest/install.js';
+import { installSandbox } from './sandbox/router.js';
+import type { Sandbox } from './sandbox/sandbox.js';
 import { maskIngressCode } from './domain/source-url.js';
 import { deriveKey } from './domain/secrets.js';
 
@@ -21,6 +23,8 @@ export interface AppDeps {
   encryptionKey: Buffer;
   /** The rate-limit counters, shared through PostgreSQL with every other API process. */
   rateLimits: RateLimitStore;
+  /** SANDBOX: the stand-ins for the outside systems, served under /sandbox; absent, /sandbox is a 404 like any unknown path. */
+  sandbox?: Sandbox;
 }
 
 /** The HTTP app, read top to bottom: each server concern installs itself; unmatched paths get JSON 404s. */
@@ -31,7 +35,8 @@ export function makeApp(deps: AppDeps): Express {
   app.use(
     pinoHttp({
       logger: deps.logger,
-      autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
+      // The sandbox's systems answer the service's own outbound calls: logging them would double every call in the log.
+      autoLogging: { ignore: (req) => (req.url?.startsWith('/health') || (deps.sandbox !== undefined && req.url?.startsWith('/sandbox/'))) ?? false },
       // Only what an operator needs; headers stay out and ingress codes are masked (they are secrets).
       serializers: {
         req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: maskIngressCode(req.url) }),
@@ -41,6 +46,7 @@ export function makeApp(deps: AppDeps): Express {
   );
 
   installHealth(app, deps);
+  if (deps.sandbox) installSandbox(app, deps.sandbox);
   // What every GraphQL operation's context shares, whoever the viewer is.
   const shared = {
     prisma: deps.prisma,
@@ -50,6 +56,7 @@ export function makeApp(deps: AppDeps): Express {
     cursorKey: deriveKey(deps.encryptionKey, 'cursor'),
     encryptionKey: deps.encryptionKey,
     outboundAllowPrivate: deps.config.outboundAllowPrivate,
+    sandboxOrigin: deps.config.sandbox?.origin,
   };
   installRest(app, { config: deps.config, logger: deps.logger, shared, rateLimits: deps.rateLimits });
   installGraphql(app, { logger: deps.logger, supportTokens: deps.config.supportTokens, shared });

@@ -39,6 +39,16 @@ export interface Config {
   forwarding: ForwardingConfig;
   relays: RelayConfig;
   webhooks: WebhookConfig;
+  /** SANDBOX: the stand-ins for every outside system, served under `<BASE_URL>/sandbox/`; null when off. */
+  sandbox: SandboxConfig | null;
+}
+
+/** The sandbox (src/sandbox/): its origin and the port of its SMTP server. */
+interface SandboxConfig {
+  /** `<BASE_URL>`'s origin: the only origin outbound calls may reach on loopback (and webhooks over http). */
+  origin: string;
+  /** SANDBOX_SMTP_PORT: where its SMTP server listens (on 127.0.0.1), the inbox the sandbox page shows. */
+  smtpPort: number;
 }
 
 /** A support staff member's explorer token. */
@@ -131,6 +141,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
+  // The sandbox is the embedded database's default: a demo on a laptop reaches no real CRM.
+  const sandbox = (e.SANDBOX ?? e.DATABASE_URL === undefined) ? { origin: new URL(baseUrl).origin, smtpPort: e.SANDBOX_SMTP_PORT } : null;
+  // With the sandbox on, outside systems not named explicitly are the sandbox's.
+  const outside = (name: keyof typeof SANDBOX_PATHS, value: string) => (sandbox && !isSet(env[name]) ? `${baseUrl}${SANDBOX_PATHS[name]}` : value);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -148,25 +162,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     workerConcurrency: e.WORKER_CONCURRENCY,
     queryTimeoutMs: e.QUERY_TIMEOUT_MS,
     rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
-    hubspotBaseUrl: stripTrailingSlash(e.HUBSPOT_BASE_URL),
-    salesforceLoginUrl: stripTrailingSlash(e.SALESFORCE_LOGIN_URL),
+    hubspotBaseUrl: outside('HUBSPOT_BASE_URL', stripTrailingSlash(e.HUBSPOT_BASE_URL)),
+    salesforceLoginUrl: outside('SALESFORCE_LOGIN_URL', stripTrailingSlash(e.SALESFORCE_LOGIN_URL)),
     crmBudgets: { hubspotRequestsPer10s: e.HUBSPOT_REQUESTS_PER_10S, salesforceMaxConcurrency: e.SALESFORCE_MAX_CONCURRENCY },
-    smartleadBaseUrl: stripTrailingSlash(e.SMARTLEAD_BASE_URL),
-    instantlyBaseUrl: stripTrailingSlash(e.INSTANTLY_BASE_URL),
+    smartleadBaseUrl: outside('SMARTLEAD_BASE_URL', stripTrailingSlash(e.SMARTLEAD_BASE_URL)),
+    instantlyBaseUrl: outside('INSTANTLY_BASE_URL', stripTrailingSlash(e.INSTANTLY_BASE_URL)),
     blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,
     forwarding: {
       retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
       concurrency: e.FORWARDING_CONCURRENCY,
       maxInFlight: e.FORWARDING_MAX_IN_FLIGHT,
     },
-    relays: { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM, retrySchedule: e.REPLY_RELAY_RETRY_SCHEDULE ?? DEFAULT_RELAY_RETRY_SCHEDULE },
+    relays: {
+      smtpUrl: e.SMTP_URL ?? (sandbox ? `smtp://127.0.0.1:${sandbox.smtpPort}` : undefined),
+      from: e.SMTP_FROM,
+      retrySchedule: e.REPLY_RELAY_RETRY_SCHEDULE ?? DEFAULT_RELAY_RETRY_SCHEDULE,
+    },
     webhooks: {
       retrySchedule: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE,
       concurrency: e.WEBHOOK_CONCURRENCY,
       maxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     },
+    sandbox,
   };
 }
+
+/** Where each outside system's sandbox stand-in is served, below `<BASE_URL>` (src/sandbox/systems.ts mounts them). */
+const SANDBOX_PATHS = {
+  HUBSPOT_BASE_URL: '/sandbox/hubspot',
+  SALESFORCE_LOGIN_URL: '/sandbox/salesforce/login',
+  SMARTLEAD_BASE_URL: '/sandbox/smartlead',
+  INSTANTLY_BASE_URL: '/sandbox/instantly',
+} as const;
 
 /** An unset variable and an empty one mean the same: take the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
@@ -296,6 +323,8 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: optional(retrySchedule),
   WEBHOOK_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
   WEBHOOK_MAX_IN_FLIGHT: withDefault(integer(1, 1_000), '32'),
+  SANDBOX: optional(boolean),
+  SANDBOX_SMTP_PORT: withDefault(integer(1, 65535), '2525'),
 });
 
 function isSet(value: string | undefined): boolean {

@@ -7,7 +7,8 @@ import type { Server } from 'node:http';
 import pg from 'pg';
 import { demoBanner, seedDemoIfEmpty } from './admin/demo.js';
 import { makeApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { Sandbox } from './sandbox/sandbox.js';
 import { openDatabase, type Database } from './db/database.js';
 import { applyMigrations } from './db/migrations.js';
 import { createPrisma, type PrismaClient } from './db/prisma.js';
@@ -54,7 +55,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   stack.push('prisma', () => prisma.$disconnect());
 
   // Demo data (with its public keys) only ever goes into the embedded database, never a real one.
-  if (role === 'all' && config.databaseUrl === undefined) await seedDemo(prisma, database, logger);
+  if (role === 'all' && config.databaseUrl === undefined) await seedDemo(prisma, database, config, logger);
   const settings = workerSettings(config.workerConcurrency);
   if (role !== 'api') {
     const pool = new pg.Pool({ connectionString: database.url, max: workerPoolSize(settings), application_name: WORKER_APPLICATION_NAME });
@@ -65,6 +66,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     pool.on('connect', (client) => client.on('error', (error) => logger.warn(brief(error), 'worker connection failed')));
     stack.push('worker pool', () => pool.end());
     const crm = {
+      sandboxOrigin: config.sandbox?.origin,
       hubspotBaseUrl: config.hubspotBaseUrl,
       salesforceLoginUrl: config.salesforceLoginUrl,
       outboundAllowPrivate: config.outboundAllowPrivate,
@@ -73,6 +75,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     const deps = {
       crm,
       outboundAllowPrivate: config.outboundAllowPrivate,
+      sandboxOrigin: config.sandbox?.origin,
       forwarding: config.forwarding,
       relays: config.relays,
       webhooks: config.webhooks,
@@ -96,7 +99,12 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     stack.push('rate-limit pool', () => rateLimits.close());
     const acceptor = new RequestAcceptor(database.url, {}, (error) => logger.warn({ err: error }, 'idle ingress connection failed'));
     stack.push('ingress pool', () => acceptor.close());
-    const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger, encryptionKey: database.encryptionKey });
+    let sandbox: Sandbox | undefined;
+    if (config.sandbox) {
+      sandbox = await Sandbox.start({ prisma, baseUrl: config.baseUrl, smtpPort: config.sandbox.smtpPort, encryptionKey: database.encryptionKey, logger });
+      stack.push('sandbox', () => sandbox!.close());
+    }
+    const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger, encryptionKey: database.encryptionKey, sandbox });
     const server = await listen(createHttpServer(app, ingressHandler(acceptor, logger)), config.port, config.host);
     stack.push('http', () => closeServer(server));
   }
@@ -105,8 +113,9 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   if (role === 'all') process.stdout.write(`\n${(await demoBanner(prisma, config)).join('\n')}\n\n`);
 }
 
-async function seedDemo(prisma: PrismaClient, database: Database, logger: Logger): Promise<void> {
-  const seeded = await seedDemoIfEmpty(prisma, database.encryptionKey);
+async function seedDemo(prisma: PrismaClient, database: Database, config: Config, logger: Logger): Promise<void> {
+  // With the sandbox on, the demo's outside systems are the sandbox's (src/sandbox/demo.ts).
+  const seeded = await seedDemoIfEmpty(prisma, database.encryptionKey, config.sandbox ? `${config.baseUrl}/sandbox` : undefined);
   if (seeded) logger.info({ accounts: seeded.accounts, sources: seeded.sources }, 'loaded fixtures/demo.json into the empty database');
 }
 

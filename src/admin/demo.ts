@@ -6,13 +6,17 @@ import { hashApiKey } from '../domain/secrets.js';
 import { sourceUrl } from '../domain/source-url.js';
 import { parseFixture } from './fixture.js';
 import { seedFixture, type SeedResult } from './seed.js';
+import { demoReplyCommand, sandboxFixture } from '../sandbox/demo.js';
 
 export const DEMO_FIXTURE = fileURLToPath(new URL('../../fixtures/demo.json', import.meta.url));
 
-/** Loads fixtures/demo.json into an empty database; does nothing (returns null) once any account exists. */
-export async function seedDemoIfEmpty(prisma: PrismaClient, encryptionKey: Buffer): Promise<SeedResult | null> {
+/**
+ * Loads fixtures/demo.json into an empty database, its outside systems pointed at the sandbox at
+ * `sandboxUrl` when given; does nothing (returns null) once any account exists.
+ */
+export async function seedDemoIfEmpty(prisma: PrismaClient, encryptionKey: Buffer, sandboxUrl?: string): Promise<SeedResult | null> {
   const fixture: unknown = JSON.parse(await readFile(DEMO_FIXTURE, 'utf8'));
-  return seedFixture(prisma, fixture, encryptionKey, { onlyIfEmpty: true });
+  return seedFixture(prisma, sandboxUrl ? sandboxFixture(fixture, sandboxUrl) : fixture, encryptionKey, { onlyIfEmpty: true });
 }
 
 /**
@@ -32,6 +36,14 @@ export async function demoBanner(prisma: PrismaClient, config: Config): Promise<
   const lines = [`Pipeline Sync Service is listening on ${base}`];
   if (key && apiKey && !apiKey.revokedAt && !apiKey.rotatedAt) lines.push(`Demo API key:        ${key}`);
   if (source) lines.push(`Demo ingress URL:    ${sourceUrl(config.ingressUrl, source)}`);
+  if (config.sandbox) lines.push(`Sandbox:             ${base}/sandbox (the demo's CRMs, destinations, inbox and webhook receiver; nothing there is real)`);
+  if (config.sandbox && source) {
+    lines.push(
+      '',
+      'Send a reply, then watch it reach the sandbox CRM, the forwarding receiver and the inbox:',
+      `  ${demoReplyCommand(sourceUrl(config.ingressUrl, source))}`,
+    );
+  }
   lines.push('', 'Try:', `  curl -s ${base}/health`);
   if (key && apiKey && !apiKey.revokedAt && !apiKey.rotatedAt) {
     const auth = `-H "Authorization: Bearer ${key}"`;

@@ -226,7 +226,12 @@ const apiKeySchema = z
 const webhookEndpointSchema = z
   .object({
     ref,
-    url: z.url({ protocol: /^https$/, error: 'must be an https:// URL' }),
+    // https, as the API requires; the sandbox's own receiver (the demo with SANDBOX on) is the one http exception.
+    url: z
+      .url({ protocol: /^https?$/, error: 'must be an https:// URL' })
+      .refine((url) => url.startsWith('https:') || new URL(url).pathname.startsWith('/sandbox/webhooks/'), {
+        error: 'must be an https:// URL',
+      }),
     description: z.string().default(''),
     enabledEvents: z.array(z.enum(['sync.failed', 'sync.recovered', 'test.ping'])).default([]),
     isActive: z.boolean().default(true),

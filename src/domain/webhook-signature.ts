@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { PREFIX } from './secrets.js';
 
 /**
@@ -22,4 +22,20 @@ export function newWebhookSecret(): string {
 export function signatureHeader(body: string, secrets: readonly string[], timestampSeconds: number): string {
   const signed = `${timestampSeconds}.${body}`;
   return [`t=${timestampSeconds}`, ...secrets.map((secret) => `v1=${createHmac('sha256', secret).update(signed, 'utf8').digest('hex')}`)].join(',');
+}
+
+/**
+ * Whether a `Service-Signature` header signs `body` with one of `secrets`, at most `toleranceSeconds`
+ * from `nowSeconds` (Stripe's default: 5 minutes), compared in constant time: what a receiver checks
+ * (the sandbox's webhook receiver does).
+ */
+export function verifySignature(header: string, body: string, secrets: readonly string[], nowSeconds: number, toleranceSeconds = 300): boolean {
+  const parts = header.split(',').map((part) => part.trim().split('='));
+  const timestamp = Number(parts.find(([name]) => name === 't')?.[1]);
+  if (!Number.isInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
+  const given = parts
+    .filter(([name, value]) => name === 'v1' && value !== undefined && /^[0-9a-f]{64}$/.test(value))
+    .map(([, value]) => Buffer.from(value!, 'hex'));
+  const expected = secrets.map((secret) => createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest());
+  return given.some((signature) => expected.some((digest) => timingSafeEqual(signature, digest)));
 }

@@ -34,7 +34,12 @@ export const blocklistsPush = defineTask({
   lane: 'loops',
   handler(env) {
     const store = new BlocklistStore(env.pool);
-    const http = createHttpClient({ allowPrivate: env.outboundAllowPrivate, userAgent: 'pipeline-sync-service', maxSocketsPerOrigin: 8 });
+    const http = createHttpClient({
+      allowPrivate: env.outboundAllowPrivate,
+      userAgent: 'pipeline-sync-service',
+      maxSocketsPerOrigin: 8,
+      trustedOrigin: env.sandboxOrigin,
+    });
     return async (job, helpers) => {
       const stopped = await pushPending(env, { store, http }, job.blocklistId);
       if (stopped === null) return;

@@ -42,6 +42,7 @@ export const deliveriesSend = defineTask({
     const clients = new ClientsByTarget(() =>
       createHttpClient({
         allowPrivate: env.outboundAllowPrivate,
+        trustedOrigin: env.sandboxOrigin,
         userAgent: USER_AGENT,
         timeoutMs: attemptTimeoutMs,
         keepResponseBytes: 4096,

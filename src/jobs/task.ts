@@ -47,6 +47,8 @@ export interface JobDeps {
   crm: CrmConfig;
   /** OUTBOUND_ALLOW_PRIVATE: outbound HTTP may reach private and loopback addresses (tests, local demos). */
   outboundAllowPrivate: boolean;
+  /** SANDBOX: the service's own origin, whose sandbox systems outbound HTTP may reach on loopback (and over http, for webhooks). */
+  sandboxOrigin?: string;
   /** Forwarding settings (FORWARDING_*); the documented defaults where absent. `attemptTimeoutMs` (10 s) is for tests. */
   forwarding?: Partial<ForwardingConfig> & { attemptTimeoutMs?: number };
   /** Reply relay settings (SMTP_URL, SMTP_FROM, REPLY_RELAY_RETRY_SCHEDULE); without them, no SMTP and the documented schedule. */

@@ -8,6 +8,7 @@ import { webhookBody } from '../domain/platform-events.js';
 import { openSecret } from '../domain/secrets.js';
 import { classifyWebhookAttempt } from '../domain/webhook-delivery.js';
 import { checkEndpointUrl } from '../domain/webhook-endpoint.js';
+import { isSandboxUrl } from '../domain/sandbox.js';
 import { signatureHeader } from '../domain/webhook-signature.js';
 import { addJobsSql } from './enqueue.js';
 import { drainOutbox } from './outbox-loop.js';
@@ -43,6 +44,7 @@ export const webhookDeliveriesSend = defineTask({
     const clients = new ClientsByTarget(() =>
       createHttpClient({
         allowPrivate: env.outboundAllowPrivate,
+        trustedOrigin: env.sandboxOrigin,
         userAgent: USER_AGENT,
         timeoutMs: attemptTimeoutMs,
         keepResponseBytes: 2048,
@@ -57,7 +59,8 @@ export const webhookDeliveriesSend = defineTask({
         await drainOutbox<ClaimedWebhookDelivery>(
           {
             claim: (holding, limit) => store.claim(endpointId, holding, limit),
-            deliver: (delivery) => attempt(endpointId, delivery, { http, settings, secrets }).then((record) => store.record(record)),
+            deliver: (delivery) =>
+              attempt(endpointId, delivery, { http, settings, secrets, sandboxOrigin: env.sandboxOrigin }).then((record) => store.record(record)),
             maxInFlight: settings.maxInFlight,
             claimEveryMs: CLAIM_EVERY_MS,
             lingerMs: LINGER_MS,
@@ -132,6 +135,8 @@ function wakeUpsSql(retried: Sql): Sql {
 
 interface Sending {
   http: HttpClient;
+  /** SANDBOX: the service's origin, whose sandbox receiver may be reached over http. */
+  sandboxOrigin: string | undefined;
   settings: WebhookConfig;
   secrets: SecretCache;
 }
@@ -146,7 +151,7 @@ async function attempt(endpointId: number, delivery: ClaimedWebhookDelivery, sen
 
 /** POSTs the event, freshly signed; the URL is held to the https rule again (the client holds it to the address rule). */
 async function post(delivery: ClaimedWebhookDelivery, sending: Sending): Promise<AttemptResult> {
-  const url = checkEndpointUrl(delivery.url);
+  const url = checkEndpointUrl(delivery.url, isSandboxUrl(delivery.url, sending.sandboxOrigin));
   if (!url.ok) return { kind: 'failure', code: 'invalid_url', message: `Not sent: ${url.message}` };
   const body = webhookBody(delivery.event);
   const secrets = [delivery.secretEncrypted, delivery.previousSecretEncrypted].filter((s): s is string => s !== null).map((s) => sending.secrets.open(s));

@@ -39,6 +39,8 @@ export interface Context {
   encryptionKey: Buffer;
   /** OUTBOUND_ALLOW_PRIVATE: webhook endpoint URLs may name private and loopback addresses (tests, local demos). */
   outboundAllowPrivate: boolean;
+  /** SANDBOX: the service's own origin; endpoint URLs of its sandbox may use http and loopback. */
+  sandboxOrigin: string | undefined;
 }
 
 /** The part of the context that does not depend on who asks. */

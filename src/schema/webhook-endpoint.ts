@@ -11,6 +11,7 @@ import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { serviceError } from './errors.js';
 import { requireWebhookManagement } from './key-access.js';
+import { isSandboxUrl } from '../domain/sandbox.js';
 
 /**
  * Webhook endpoints of the account (/api/v1/webhooks*): list, read, create, update, delete, rotate the
@@ -225,10 +226,11 @@ async function checkedFields(
   const problems: string[] = [];
   const fields: { url?: string; description?: string; enabledEvents?: string[] } = {};
   if (input.url != null) {
-    const url = checkEndpointUrl(input.url);
+    const sandbox = isSandboxUrl(input.url, ctx.sandboxOrigin);
+    const url = checkEndpointUrl(input.url, sandbox);
     if (!url.ok) problems.push(url.message);
     else {
-      const refused = await refusedAddress(url.value, { allowPrivate: ctx.outboundAllowPrivate });
+      const refused = sandbox ? null : await refusedAddress(url.value, { allowPrivate: ctx.outboundAllowPrivate });
       if (refused === 'private') problems.push('url must not be or resolve to a private, loopback or link-local address');
       else if (refused === 'unresolvable') problems.push('url host does not resolve to an address');
       else fields.url = url.value.href;

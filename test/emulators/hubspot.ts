@@ -212,10 +212,11 @@ export class HubspotEmulator {
   /**
    * Creates a MANUAL list of contacts (by `email`) or companies (by `domain`) holding a record for each
    * value, reusing a record that already has that exact value; values are stored as given (messy ones
-   * included: the service normalises), an empty one makes a record without the property. Returns the listId.
+   * included: the service normalises), an empty one makes a record without the property. Returns the listId
+   * (`listId` when given: the sandbox names the demo's lists).
    */
-  addList(options: { name: string; objectType: 'contacts' | 'companies'; values: string[] }): string {
-    const listId = String((this.nextListId += 1));
+  addList(options: { name: string; objectType: 'contacts' | 'companies'; values: string[]; listId?: string }): string {
+    const listId = options.listId ?? String((this.nextListId += 1));
     this.lists.set(listId, { listId, name: options.name, objectType: options.objectType, members: [], memberIds: new Set() });
     this.addToList(listId, options.values);
     return listId;

@@ -17,6 +17,10 @@ import { SMTPServer, type SMTPServerError } from 'smtp-server';
 export interface SmtpEmulatorOptions {
   /** Require AUTH PLAIN/LOGIN with these credentials (any other credentials: 535). Without it, no auth is offered or required. */
   auth?: { user: string; pass: string };
+  /** Where to listen on 127.0.0.1 (the sandbox's SANDBOX_SMTP_PORT); default: any free port. */
+  port?: number;
+  /** Called with each message accepted (the sandbox journals its inbox). */
+  onMessage?: (mail: CapturedMail) => void;
 }
 
 export interface CapturedMail {
@@ -80,7 +84,7 @@ export async function startSmtpEmulator(options: SmtpEmulatorOptions = {}): Prom
   const refusals: Array<{ code: number; text: string; remaining: number }> = [];
   const waiters = new Set<{ n: number; settle: (error?: Error) => void }>();
   let listening: { server: SMTPServer; sockets: Set<Socket> } | undefined;
-  let port = 0;
+  let port = options.port ?? 0;
   let closed = false;
 
   function smtpError(code: number, text: string): SMTPServerError {
@@ -100,6 +104,7 @@ export async function startSmtpEmulator(options: SmtpEmulatorOptions = {}): Prom
 
   function accepted(mail: CapturedMail): void {
     messages.push(mail);
+    options.onMessage?.(mail);
     for (const waiter of waiters) if (messages.length >= waiter.n) waiter.settle();
   }
 

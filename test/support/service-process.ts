@@ -16,9 +16,15 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * Starts `src/main.ts <role>` as `npm start` does. The sandbox (on by default with the embedded database)
+ * listens for SMTP on a fixed port, so services started side by side by the suite run without it unless
+ * the test names its SANDBOX_SMTP_PORT (the sandbox tests) or SANDBOX.
+ */
 export function startService(role: 'all' | 'api' | 'worker', env: Record<string, string>): ServiceProcess {
   const [command, args] = tsxCommand('src/main.ts', role);
-  const child = spawn(command, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const sandbox: Record<string, string> = env.SANDBOX === undefined && env.SANDBOX_SMTP_PORT === undefined ? { SANDBOX: 'false' } : {};
+  const child = spawn(command, args, { env: childEnv({ ...sandbox, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();

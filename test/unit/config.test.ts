@@ -41,15 +41,17 @@ const DEFAULTS: Config = {
   workerConcurrency: 256,
   queryTimeoutMs: 20_000,
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
-  hubspotBaseUrl: 'https://api.hubapi.com',
-  salesforceLoginUrl: 'https://login.salesforce.com',
+  // The embedded database's default: the sandbox stands in for every outside system.
+  hubspotBaseUrl: 'http://localhost:3000/sandbox/hubspot',
+  salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce/login',
   crmBudgets: { hubspotRequestsPer10s: 100, salesforceMaxConcurrency: 10 },
-  smartleadBaseUrl: 'https://server.smartlead.ai',
-  instantlyBaseUrl: 'https://api.instantly.ai',
+  smartleadBaseUrl: 'http://localhost:3000/sandbox/smartlead',
+  instantlyBaseUrl: 'http://localhost:3000/sandbox/instantly',
   blocklistRefreshMinutes: 60,
   forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
-  relays: { smtpUrl: undefined, from: 'Pipeline Sync <pipeline-sync@localhost>', retrySchedule: [60, 300, 900, 3_600, 10_800, 21_600] },
+  relays: { smtpUrl: 'smtp://127.0.0.1:2525', from: 'Pipeline Sync <pipeline-sync@localhost>', retrySchedule: [60, 300, 900, 3_600, 10_800, 21_600] },
   webhooks: { retrySchedule: [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000], concurrency: 64, maxInFlight: 32 },
+  sandbox: { origin: 'http://localhost:3000', smtpPort: 2525 },
 };
 
 const ALL_VARIABLES = [
@@ -86,6 +88,8 @@ const ALL_VARIABLES = [
   'WEBHOOK_MAX_IN_FLIGHT',
   'HUBSPOT_REQUESTS_PER_10S',
   'SALESFORCE_MAX_CONCURRENCY',
+  'SANDBOX',
+  'SANDBOX_SMTP_PORT',
 ] as const;
 
 describe('loadConfig defaults', () => {
@@ -447,5 +451,43 @@ describe('loadConfig never echoes a secret', () => {
     const text = `${error.message}\n${error.problems.join('\n')}\n${error.stack ?? ''}`;
 
     for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+});
+
+describe('loadConfig SANDBOX', () => {
+  const external = { DATABASE_URL: 'postgres://app@db.internal/pipeline', ENCRYPTION_KEY: 'a'.repeat(64) };
+
+  it('is off with DATABASE_URL: the real systems, no SMTP', () => {
+    const config = loadConfig(external, CWD);
+    expect(config).toMatchObject({
+      sandbox: null,
+      hubspotBaseUrl: 'https://api.hubapi.com',
+      salesforceLoginUrl: 'https://login.salesforce.com',
+      smartleadBaseUrl: 'https://server.smartlead.ai',
+      instantlyBaseUrl: 'https://api.instantly.ai',
+      relays: { smtpUrl: undefined },
+    });
+  });
+
+  it('can be asked for with DATABASE_URL, and turned off without it', () => {
+    expect(loadConfig({ ...external, SANDBOX: 'true', BASE_URL: 'https://pipeline.example.com/' }, CWD)).toMatchObject({
+      sandbox: { origin: 'https://pipeline.example.com', smtpPort: 2525 },
+      hubspotBaseUrl: 'https://pipeline.example.com/sandbox/hubspot',
+    });
+    expect(loadConfig({ SANDBOX: 'false' }, CWD)).toMatchObject({ sandbox: null, hubspotBaseUrl: 'https://api.hubapi.com', relays: { smtpUrl: undefined } });
+  });
+
+  it('leaves a system named explicitly where it is', () => {
+    const config = loadConfig({ HUBSPOT_BASE_URL: 'http://127.0.0.1:9000/', SMTP_URL: 'smtp://mail.internal:25', SANDBOX_SMTP_PORT: '2600' }, CWD);
+    expect(config).toMatchObject({
+      sandbox: { smtpPort: 2600 },
+      hubspotBaseUrl: 'http://127.0.0.1:9000',
+      salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce/login',
+      relays: { smtpUrl: 'smtp://mail.internal:25' },
+    });
+  });
+
+  it.each(['yes', '2'])('rejects SANDBOX=%s', (value) => {
+    expect(namedVariables(configErrorFor({ SANDBOX: value }))).toEqual(['SANDBOX']);
   });
 });

@@ -13,6 +13,8 @@ export interface CrmConfig {
   hubspotBaseUrl: string;
   salesforceLoginUrl: string;
   outboundAllowPrivate: boolean;
+  /** SANDBOX: the service's own origin, reachable on loopback (the sandbox CRMs). */
+  sandboxOrigin?: string;
   /** The outbound client; by default one shared per process and `outboundAllowPrivate` value. */
   http?: HttpClient;
   /** Attempts per request and backoff for 429/5xx inside one write. */
@@ -38,7 +40,7 @@ const DEFAULT_TIMEOUT_MS = 20_000;
 /** How long a budgeted connection's shared call waits for more syncs before it goes. */
 const SHARE_GATHER_MS = 50;
 
-const sharedClients = new Map<boolean, HttpClient>();
+const sharedClients = new Map<string, HttpClient>();
 
 /**
  * The connector for a connection's CRM, or `undefined` for a CRM kind without one.
@@ -48,10 +50,11 @@ const sharedClients = new Map<boolean, HttpClient>();
 export function crmConnector(crm: string, credentials: unknown, config: CrmConfig): CrmConnector | undefined {
   const kind = crm.toUpperCase();
   if (kind !== 'HUBSPOT' && kind !== 'SALESFORCE') return undefined;
-  let http = config.http ?? sharedClients.get(config.outboundAllowPrivate);
+  const shared = `${config.outboundAllowPrivate}:${config.sandboxOrigin ?? ''}`;
+  let http = config.http ?? sharedClients.get(shared);
   if (!http) {
-    http = createHttpClient({ allowPrivate: config.outboundAllowPrivate, userAgent: 'pipeline-sync-service' });
-    sharedClients.set(config.outboundAllowPrivate, http);
+    http = createHttpClient({ allowPrivate: config.outboundAllowPrivate, userAgent: 'pipeline-sync-service', trustedOrigin: config.sandboxOrigin });
+    sharedClients.set(shared, http);
   }
   if (config.gate) http = gatedHttp(http, { ...config.gate, crmName: kind === 'HUBSPOT' ? 'HubSpot' : 'Salesforce' });
   const deps = {

@@ -36,6 +36,11 @@ export interface HttpClientOptions {
   userAgent?: string;
   /** A resolver to use instead of the system's (tests); its answers are checked like any other. */
   lookup?: LookupFunction;
+  /**
+   * The service's own sandbox (SANDBOX, `<BASE_URL>` origin): requests to exactly this origin skip the
+   * address rule, so the demo reaches its sandbox on loopback while every other URL stays held to it.
+   */
+  trustedOrigin?: string;
 }
 
 export interface HttpRequest {
@@ -93,6 +98,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     allowMetaIPAddress: false,
   };
   const agents = { 'http:': new RequestFilteringHttpAgent(agentOptions), 'https:': new RequestFilteringHttpsAgent(agentOptions) };
+  const trustedAgents = { 'http:': new http.Agent({ keepAlive: true, maxSockets: agentOptions.maxSockets }), 'https:': new https.Agent({ keepAlive: true }) };
   const defaultTimeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const keepBytes = options.keepResponseBytes;
@@ -130,7 +136,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         };
         const send = url.protocol === 'https:' ? https.request : http.request;
         const req = send({
-          agent: agents[url.protocol as 'http:' | 'https:'],
+          agent: (url.origin === options.trustedOrigin ? trustedAgents : agents)[url.protocol as 'http:' | 'https:'],
           protocol: url.protocol,
           // node:http wants IPv6 literals without their brackets.
           hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
@@ -183,8 +189,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       });
     },
     close() {
-      agents['http:'].destroy();
-      agents['https:'].destroy();
+      for (const agent of [agents['http:'], agents['https:'], trustedAgents['http:'], trustedAgents['https:']]) agent.destroy();
     },
   };
 }

@@ -1,0 +1,85 @@
+/**
+ * The demo fixture pointed at the sandbox (SANDBOX): every connection, destination, block list and
+ * webhook endpoint of fixtures/demo.json gets the sandbox's URLs and credentials, so every path of the
+ * product works on first start without an account anywhere. Pure.
+ */
+
+/** The credentials the sandbox's systems accept; the demo's connections and block lists are given them. */
+export const SANDBOX_CREDENTIALS = {
+  // With the client's id and secret, a 401 forced from the sandbox page is met by an OAuth refresh, as in production.
+  hubspot: [
+    {
+      accessToken: 'sandbox-hubspot-access-token',
+      refreshToken: 'sandbox-hubspot-refresh-token',
+      clientId: 'sandbox-hubspot-client',
+      clientSecret: 'sandbox-hubspot-secret',
+    },
+  ],
+  salesforce: {
+    accessToken: 'sandbox-salesforce-access-token',
+    refreshToken: 'sandbox-salesforce-refresh-token',
+    clientId: 'sandbox-salesforce-client',
+    clientSecret: 'sandbox-salesforce-secret',
+  },
+  smartlead: 'sandbox-smartlead-key',
+  instantly: 'sandbox-instantly-key',
+} as const;
+
+/** The HubSpot lists the demo's block lists read (their `crmSource.listId` in fixtures/demo.json). */
+export const SANDBOX_LISTS: ReadonlyArray<{ listId: string; name: string; objectType: 'contacts' | 'companies'; values: string[] }> = [
+  { listId: '101', name: 'Customers and partners', objectType: 'companies', values: ['globex.test', 'initech.test', 'umbrella.test'] },
+  { listId: '102', name: 'Do not contact', objectType: 'contacts', values: ['legal@prospect.test', 'no-thanks@example.test'] },
+];
+
+type Json = Record<string, unknown>;
+
+/**
+ * A shell command (one line) that posts a realistic Smartlead reply, from a lead the demo's reply relay
+ * copies (category Interested), to `ingressUrl`; each run is a new reply (its message id has the time).
+ */
+export function demoReplyCommand(ingressUrl: string): string {
+  const at = '2026-01-15T09:35:01+00:00';
+  const id = `<reply-'$(date +%s)'@prospect.test>`;
+  const body =
+    `{"event_type":"EMAIL_REPLY","sl_lead_email":"jane@prospect.test","to_email":"jane@prospect.test","to_name":"Jane Doe",` +
+    `"from_email":"tom@acme.test","subject":"Re: Quick question","campaign_id":9181,"campaign_name":"Q1 Outreach","sequence_number":1,` +
+    `"reply_message":{"message_id":"${id}","text":"Sounds good, send times for Thursday","html":"<div>Sounds good, send times for Thursday</div>","time":"${at}"},` +
+    `"message_id":"${id}","time_replied":"${at}","event_timestamp":"${at}","lead_category":{"new_id":1,"new_name":"Interested"}}`;
+  return `curl -s -X POST ${ingressUrl} -H 'Content-Type: application/json' -d '${body}'`;
+}
+
+/** `fixture` (as parsed JSON) with its outside systems replaced by the sandbox at `sandboxUrl` (`<BASE_URL>/sandbox`). */
+export function sandboxFixture(fixture: unknown, sandboxUrl: string): unknown {
+  const accounts = list((fixture as Json).accounts);
+  return {
+    ...(fixture as Json),
+    accounts: accounts.map((account) => ({
+      ...account,
+      connections: list(account.connections).map((connection) => ({
+        ...connection,
+        ...crmCredentials(connection, sandboxUrl),
+        destinations: list(connection.destinations).map((d) => ({ ...d, url: `${sandboxUrl}/forwarding/${String(d.ref)}` })),
+        // Relayed at once: the demo's email arrives while its user watches.
+        replyRelays: list(connection.replyRelays).map((r) => ({ ...r, delayMinutes: 0 })),
+        blocklists: list(connection.blocklists).map((b) => ({ ...b, ...sequencerAccount(b.platform) })),
+      })),
+      webhookEndpoints: list(account.webhookEndpoints).map((w) => ({ ...w, url: `${sandboxUrl}/webhooks/${String(w.ref)}` })),
+    })),
+  };
+}
+
+function crmCredentials(connection: Json, sandboxUrl: string): Json {
+  if (connection.crm === 'HUBSPOT') return { credentials: SANDBOX_CREDENTIALS.hubspot[0] };
+  if (connection.crm === 'SALESFORCE') return { credentials: { instanceUrl: `${sandboxUrl}/salesforce-instance`, ...SANDBOX_CREDENTIALS.salesforce } };
+  return {};
+}
+
+function sequencerAccount(platform: unknown): Json {
+  if (platform === 'smartlead') return { sequencer: { apiKey: SANDBOX_CREDENTIALS.smartlead } };
+  if (platform === 'instantly') return { sequencer: { apiKey: SANDBOX_CREDENTIALS.instantly } };
+  return {};
+}
+
+function list(value: unknown): Json[] {
+  return Array.isArray(value) ? (value as Json[]) : [];
+}

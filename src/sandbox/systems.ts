@@ -1,0 +1,80 @@
+import { startDestinationEmulator, type DestinationEmulator } from '../../test/emulators/destination.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../test/emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../../test/emulators/salesforce.js';
+import { startSequencerEmulator, type SequencerEmulator } from '../../test/emulators/sequencer.js';
+import { startSmtpEmulator, type CapturedMail, type SmtpEmulator } from '../../test/emulators/smtp.js';
+import { SANDBOX_CREDENTIALS, SANDBOX_LISTS } from './demo.js';
+
+/**
+ * The sandbox's outside systems: the emulators the tests use (test/emulators/, one implementation for
+ * tests, benchmarks and the sandbox), each on its own loopback port, reached through the service's
+ * `/sandbox/<system>/` paths (src/sandbox/router.ts). They hold their state in memory; the journal
+ * (src/sandbox/journal.ts) is what persists it.
+ */
+export interface SandboxSystems {
+  hubspot: HubspotEmulator;
+  salesforce: SalesforceEmulator;
+  /** Smartlead's and Instantly's block list APIs (one emulator answers both). */
+  sequencers: SequencerEmulator;
+  /** The forwarding and platform webhook receivers: every request answered 200 unless a failure is forced. */
+  receivers: DestinationEmulator;
+  smtp: SmtpEmulator;
+  close(): Promise<void>;
+}
+
+/** The systems a request to `/sandbox/<system>/...` reaches, and where each one listens. */
+export type SandboxSystem = 'hubspot' | 'salesforce-login' | 'salesforce-instance' | 'smartlead' | 'instantly' | 'forwarding' | 'webhooks';
+
+export const SANDBOX_SYSTEMS: readonly SandboxSystem[] = [
+  'hubspot',
+  'salesforce-login',
+  'salesforce-instance',
+  'smartlead',
+  'instantly',
+  'forwarding',
+  'webhooks',
+];
+
+/** Starts every system with the demo's credentials and CRM lists. `sandboxUrl` is `<BASE_URL>/sandbox`. */
+export async function startSandboxSystems(options: { sandboxUrl: string; smtpPort: number; onMail: (mail: CapturedMail) => void }): Promise<SandboxSystems> {
+  const hubspot = await startHubspotEmulator(SANDBOX_CREDENTIALS.hubspot[0]);
+  for (const credentials of SANDBOX_CREDENTIALS.hubspot) {
+    hubspot.accessTokens.add(credentials.accessToken);
+    if (credentials.refreshToken) hubspot.refreshTokens.add(credentials.refreshToken);
+  }
+  for (const list of SANDBOX_LISTS) hubspot.addList(list);
+  const salesforce = await startSalesforceEmulator(SANDBOX_CREDENTIALS.salesforce);
+  // The instance the token endpoint names is the sandbox's public path, not the emulator's loopback port.
+  salesforce.refreshInstanceUrl = `${options.sandboxUrl}/salesforce-instance`;
+  const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
+  const receivers = await startDestinationEmulator();
+  const smtp = await startSmtpEmulator({ port: options.smtpPort, onMessage: options.onMail });
+  return {
+    hubspot,
+    salesforce,
+    sequencers,
+    receivers,
+    smtp,
+    async close() {
+      await Promise.all([hubspot.close(), salesforce.close(), sequencers.close(), receivers.close(), smtp.close()]);
+    },
+  };
+}
+
+/** The loopback base URL serving `system`. */
+export function systemUrl(systems: SandboxSystems, system: SandboxSystem): string {
+  switch (system) {
+    case 'hubspot':
+      return systems.hubspot.url;
+    case 'salesforce-login':
+      return systems.salesforce.loginUrl;
+    case 'salesforce-instance':
+      return systems.salesforce.instanceUrl;
+    case 'smartlead':
+    case 'instantly':
+      return systems.sequencers.url;
+    case 'forwarding':
+    case 'webhooks':
+      return systems.receivers.url;
+  }
+}

@@ -1,0 +1,182 @@
+import type { HsObject } from '../../test/emulators/hubspot.js';
+import type { SfRecord } from '../../test/emulators/salesforce.js';
+import type { Fault } from './journal.js';
+import { SANDBOX_CREDENTIALS } from './demo.js';
+import type { Sandbox } from './sandbox.js';
+
+/** Rows per section: the newest ones. */
+const ROWS = 50;
+
+/** One thing a sandbox system holds or received, and the request that caused it (a link into the support explorer). */
+export interface SandboxRow {
+  at: string;
+  title: string;
+  detail: string;
+  /** The inbound request behind it, when one is known. */
+  requestId: string | null;
+  /** The platform event it delivered (webhook receiver). */
+  eventId?: string | null;
+  /** Receivers: the status answered; webhooks: whether the signature verified. */
+  status?: number;
+  verified?: boolean | null;
+  forced?: boolean;
+  /** Inbox: the body is HTML (rendered in a sandboxed frame) rather than text. */
+  html?: boolean;
+}
+
+/** Everything the sandbox page shows, newest first; `/sandbox/state` answers it as JSON. */
+export interface SandboxView {
+  sandbox: true;
+  notice: string;
+  hubspot: { contacts: SandboxRow[]; activities: SandboxRow[] };
+  salesforce: { contacts: SandboxRow[]; activities: SandboxRow[] };
+  forwarding: SandboxRow[];
+  webhooks: SandboxRow[];
+  inbox: SandboxRow[];
+  blocklists: { smartlead: string[]; instantly: string[] };
+  faults: Fault[];
+}
+
+const SANDBOX_NOTICE = 'SANDBOX: these systems stand in for the CRMs, sequencers, destinations, webhook receivers and mailboxes. Nothing here is real.';
+
+/** The sandbox's state now, each row linked to the request behind it where one is known. */
+export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
+  const { hubspot, salesforce, sequencers } = sandbox.systems;
+  const hsContacts = newest([...hubspot.contacts.values()], (c) => c.createdAt);
+  const hsActivities = newest([...hubspot.emails.values(), ...hubspot.notes.values(), ...hubspot.tasks.values()], (a) => a.createdAt);
+  const sfPeople = newest([...salesforce.contacts.values(), ...salesforce.leads.values()], (r) => r.CreatedDate);
+  const sfTasks = newest([...salesforce.tasks.values()], (r) => r.CreatedDate);
+  const hsEmailOf = (activity: HsObject) => {
+    const link = hubspot.associations.find((a) => a.fromId === activity.id && a.toType === 'contacts');
+    return link ? (hubspot.contacts.get(link.toId)?.properties.email ?? null) : null;
+  };
+  const sfEmailOf = (task: SfRecord) => {
+    const who = typeof task.WhoId === 'string' ? (salesforce.contacts.get(task.WhoId) ?? salesforce.leads.get(task.WhoId)) : undefined;
+    return typeof who?.Email === 'string' ? who.Email : null;
+  };
+  const emails = [
+    ...hsContacts.map((c) => c.properties.email),
+    ...hsActivities.map(hsEmailOf),
+    ...sfPeople.map((p) => p.Email),
+    ...sfTasks.map(sfEmailOf),
+  ].filter((e): e is string => typeof e === 'string');
+  const [requestsByEmail, forwarding, webhooks, inbox, faults] = await Promise.all([
+    latestRequestByEmail(sandbox, emails),
+    sandbox.journal.recent('forwarding', ROWS),
+    sandbox.journal.recent('webhooks', ROWS),
+    sandbox.journal.recent('inbox', ROWS),
+    sandbox.journal.faults(),
+  ]);
+  const requestsByMessageId = await relayRequests(
+    sandbox,
+    inbox.map((m) => m.headers.messageId ?? ''),
+  );
+  const byEmail = (email: unknown) => (typeof email === 'string' ? (requestsByEmail.get(email.toLowerCase()) ?? null) : null);
+  return {
+    sandbox: true,
+    notice: SANDBOX_NOTICE,
+    hubspot: {
+      contacts: hsContacts.map((c) => ({
+        at: c.createdAt,
+        title: c.properties.email ?? `contact ${c.id}`,
+        detail: [c.properties.firstname, c.properties.lastname, c.properties.company].filter(Boolean).join(' '),
+        requestId: byEmail(c.properties.email),
+      })),
+      activities: hsActivities.map((a) => ({
+        at: a.createdAt,
+        title: a.properties.hs_email_subject ?? a.properties.hs_task_subject ?? 'note',
+        detail: excerpt(a.properties.hs_email_text ?? a.properties.hs_note_body ?? a.properties.hs_task_body ?? ''),
+        requestId: byEmail(hsEmailOf(a)),
+      })),
+    },
+    salesforce: {
+      contacts: sfPeople.map((p) => ({
+        at: p.CreatedDate,
+        title: text(p.Email) || p.Id,
+        detail: [p.FirstName, p.LastName, p.Company].filter(Boolean).join(' '),
+        requestId: byEmail(p.Email),
+      })),
+      activities: sfTasks.map((t) => ({
+        at: t.CreatedDate,
+        title: text(t.Subject) || 'Task',
+        detail: excerpt(text(t.Description)),
+        requestId: byEmail(sfEmailOf(t)),
+      })),
+    },
+    forwarding: forwarding.map((r) => ({
+      at: r.createdAt.toISOString(),
+      title: `${r.method} /sandbox/forwarding${r.path}`,
+      detail: excerpt(r.body),
+      requestId: digits(r.headers['service-event-id']),
+      status: r.status,
+      forced: r.forced,
+    })),
+    webhooks: webhooks.map((r) => ({
+      at: r.createdAt.toISOString(),
+      title: `${r.headers['service-event-type'] ?? eventType(r.body)} to /sandbox/webhooks${r.path}`,
+      detail: excerpt(r.body),
+      requestId: null,
+      eventId: /^svcevt_[A-Za-z0-9]+$/.test(r.headers['service-event-id'] ?? '') ? r.headers['service-event-id']! : null,
+      status: r.status,
+      verified: r.verified,
+      forced: r.forced,
+    })),
+    inbox: inbox.map((m) => ({
+      at: m.createdAt.toISOString(),
+      title: m.headers.subject ?? '(no subject)',
+      detail: m.body,
+      requestId: requestsByMessageId.get(m.headers.messageId ?? '') ?? null,
+      html: m.headers.html === 'yes',
+    })),
+    blocklists: {
+      smartlead: [...sequencers.smartlead(SANDBOX_CREDENTIALS.smartlead).values].reverse().slice(0, ROWS),
+      instantly: [...sequencers.instantly(SANDBOX_CREDENTIALS.instantly).values].reverse().slice(0, ROWS),
+    },
+    faults,
+  };
+}
+
+/** A request id from a header anyone could have sent: digits only, or none. */
+function digits(value: string | undefined): string | null {
+  return value !== undefined && /^\d{1,19}$/.test(value) ? value : null;
+}
+
+function newest<T>(rows: T[], at: (row: T) => string): T[] {
+  return rows.sort((a, b) => at(b).localeCompare(at(a))).slice(0, ROWS);
+}
+
+function excerpt(value: string): string {
+  return value.length > 300 ? `${value.slice(0, 300)}…` : value;
+}
+
+/** A record's field as text: strings as they are, anything else empty. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function eventType(body: string): string {
+  try {
+    return text((JSON.parse(body) as { type?: unknown }).type) || 'event';
+  } catch {
+    return 'event';
+  }
+}
+
+/** The newest request synced for each email (the sync that wrote the contact or activity). */
+async function latestRequestByEmail(sandbox: Sandbox, emails: string[]): Promise<Map<string, string>> {
+  if (emails.length === 0) return new Map();
+  const rows = await sandbox.prisma.$queryRaw<{ email: string; requestId: bigint }[]>`
+    SELECT DISTINCT ON (to_email) to_email AS email, request_id AS "requestId"
+      FROM syncs WHERE to_email = ANY(${[...new Set(emails.map((e) => e.toLowerCase()))]}::text[])
+     ORDER BY to_email, id DESC`;
+  return new Map(rows.map((r) => [r.email, String(r.requestId)]));
+}
+
+/** The request each relay email was sent for, by its Message-ID. */
+async function relayRequests(sandbox: Sandbox, messageIds: string[]): Promise<Map<string, string>> {
+  const ids = messageIds.filter((id) => id !== '');
+  if (ids.length === 0) return new Map();
+  const rows = await sandbox.prisma.$queryRaw<{ messageId: string; requestId: bigint }[]>`
+    SELECT message_id AS "messageId", request_id AS "requestId" FROM relay_executions WHERE message_id = ANY(${ids}::text[])`;
+  return new Map(rows.map((r) => [r.messageId, String(r.requestId)]));
+}
