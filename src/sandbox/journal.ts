@@ -30,7 +30,8 @@ export interface Fault {
   remaining: number;
 }
 
-export const FAULT_KINDS = ['429', '500', '401', 'hang'] as const;
+/** 410 is what makes a webhook endpoint disable itself at once (the page's way to watch auto-disable). */
+export const FAULT_KINDS = ['429', '500', '401', '410', 'hang'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 const COLUMNS = sql`id, system, method, path, headers, body, status, forced, verified, created_at AS "createdAt"`;

@@ -84,7 +84,7 @@ async function serveSystem(sandbox: Sandbox, system: SandboxSystem, req: Request
   res.status(answer.status).set(answer.headers).send(answer.body);
 }
 
-const FAULT_STATUS: Record<FaultKind, number> = { '429': 429, '500': 500, '401': 401, hang: 0 };
+const FAULT_STATUS: Record<FaultKind, number> = { '429': 429, '500': 500, '401': 401, '410': 410, hang: 0 };
 
 function answerFault(res: Response, fault: FaultKind): void {
   const message = `Sandbox: failure forced from the sandbox page (${fault})`;
