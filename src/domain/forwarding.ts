@@ -1,3 +1,4 @@
+import { storableText } from './storable-text.js';
 /**
  * The rules of forwarding an event to a customer's URL (src/jobs/deliveries__send.ts does the I/O):
  * which bindings get an event and what an attempt's answer means (when it is tried again:
@@ -60,11 +61,11 @@ export function classifyAttempt(result: AttemptResult): AttemptOutcome {
 
 /**
  * At most {@link MAX_ERROR_BODY_BYTES} of an answer's body as text: cut on a character boundary, and
- * without NUL characters (PostgreSQL text cannot hold them).
+ * storable (src/domain/storable-text.ts).
  */
 export function responseExcerpt(body: Uint8Array): string {
   const head = body.subarray(0, MAX_ERROR_BODY_BYTES);
   // Streaming leaves a character cut in two at the end undecoded, rather than a replacement character.
   const text = new TextDecoder('utf-8', { fatal: false }).decode(head, { stream: body.byteLength > MAX_ERROR_BODY_BYTES });
-  return text.replaceAll('\u0000', '');
+  return storableText(text);
 }

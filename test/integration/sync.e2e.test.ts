@@ -170,6 +170,26 @@ describe('failures are recorded, never dropped', () => {
   });
 });
 
+describe('outside text PostgreSQL cannot hold (issue 20)', () => {
+  it('accepts escaped NULs and lone surrogates in values and keys, records the sync, and writes U+FFFD where they were', async () => {
+    const sent = JSON.parse(readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')) as Record<string, unknown>;
+    // JSON's escapes, as a sequencer would send them: the raw body is plain ASCII.
+    const body = JSON.stringify({ ...sent, to_name: 'Nul\u0000Name', subject: 'Half \ud800 a pair', 'key\u0000with nul': 'x' });
+    expect(body).toContain('\\u0000');
+    const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, body));
+    expect(sync.status, JSON.stringify(sync.error)).toBe('success');
+    const contact = [...hubspot.contacts.values()].find((c) => c.properties.email === sent.to_email);
+    expect(JSON.stringify(contact?.properties)).not.toMatch(/\\u0000/);
+  });
+
+  it('stores a CRM answer that carries a NUL as the sync error', async () => {
+    hubspot.failNext(1, { status: 400, body: { status: 'error', category: 'VALIDATION_ERROR', message: 'Property value\u0000 is invalid' } });
+    const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
+    expect(sync.status).toBe('error');
+    expect(JSON.stringify(sync.error)).toContain('Property value\ufffd is invalid');
+  });
+});
+
 describe('lead category signals', () => {
   it('stores the category of a LEAD_CATEGORY_UPDATED once per request, even when its job runs again', async () => {
     const body = readFileSync(new URL('smartlead/LEAD_CATEGORY_UPDATED.json', PAYLOADS), 'utf8');

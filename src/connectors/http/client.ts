@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { storableJson, storableText } from '../../domain/storable-text.js';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 
 /**
@@ -231,11 +232,12 @@ function makeResponse(status: number, headers: http.IncomingHttpHeaders, body: B
     status,
     headers,
     body,
-    text: () => body.toString('utf8'),
+    // An answer is outside text: decoded storable (src/domain/storable-text.ts), whoever stores it later.
+    text: () => storableText(body.toString('utf8')),
     json: () => {
       if (body.byteLength === 0) return undefined;
       try {
-        return JSON.parse(body.toString('utf8')) as unknown;
+        return storableJson(JSON.parse(body.toString('utf8')));
       } catch {
         return undefined;
       }

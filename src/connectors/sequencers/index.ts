@@ -3,6 +3,7 @@
  * reason the sync records as its error: nothing here throws, and nothing is dropped.
  */
 import { excerpt } from '../../domain/excerpt.js';
+import { storableJson } from '../../domain/storable-text.js';
 import { describeNonObject, isRecord, type ParseResult, type SequencerParser } from './event.js';
 import { parseHeyReach } from './heyreach.js';
 import { parseInstantly } from './instantly.js';
@@ -30,7 +31,8 @@ export function parseInbound(platform: string, rawBody: string): ParseResult {
   if (typeof rawBody !== 'string' || rawBody.trim() === '') return { ok: false, reason: `${platform}: body is empty` };
   let body: unknown;
   try {
-    body = JSON.parse(rawBody);
+    // The body is outside text: everything the parsers make of it is storable (src/domain/storable-text.ts).
+    body = storableJson(JSON.parse(rawBody));
   } catch (error) {
     // The engine's message may quote the body: keep only its first words.
     return { ok: false, reason: `${platform}: body is not valid JSON (${excerpt(error instanceof Error ? error.message : String(error), 60)})` };

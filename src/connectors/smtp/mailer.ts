@@ -6,6 +6,7 @@
  */
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import { storableText } from '../../domain/storable-text.js';
 
 interface OutgoingMail {
   from: string;
@@ -77,6 +78,7 @@ function credentialsOf(smtpUrl: string): string[] {
   return [url.username, url.password, decodeURIComponent(url.username), decodeURIComponent(url.password)].filter((s) => s.length >= 3);
 }
 
+/** The server's words, without our credentials, storable (they are outside text, kept on the execution). */
 function redact(text: string, secrets: string[]): string {
-  return secrets.reduce((out, secret) => out.replaceAll(secret, '***'), text);
+  return storableText(secrets.reduce((out, secret) => out.replaceAll(secret, '***'), text));
 }
