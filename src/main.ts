@@ -105,7 +105,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       stack.push('sandbox', () => sandbox!.close());
     }
     const app = makeApp({ config, prisma, heavyPrisma, rateLimits, logger, encryptionKey: database.encryptionKey, sandbox });
-    const server = await listen(createHttpServer(app, ingressHandler(acceptor, logger)), config.port, config.host);
+    const server = await listen(createHttpServer(app, ingressHandler(acceptor, logger), logger), config.port, config.host);
     stack.push('http', () => closeServer(server));
   }
 

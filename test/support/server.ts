@@ -38,7 +38,7 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
   const logger = createLogger('silent', process.stderr);
   const acceptor = new RequestAcceptor(db.url);
   const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY });
-  const server: Server = createHttpServer(app, ingressHandler(acceptor, logger));
+  const server: Server = createHttpServer(app, ingressHandler(acceptor, logger), logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {
