@@ -10,14 +10,23 @@ export type BodyRead = { ok: true; text: string } | { ok: false; reason: 'too_la
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * Reads a request body up to `limit` bytes. A declared or actual size over the limit stops reading
- * at once (the rest is drained, not buffered), so an oversized body costs no memory.
+ * How much of an oversized body is read and dropped after the answer, and for how long, so that a client
+ * still sending reads our 413 instead of a reset (RFC 9112 section 9.6, lingering close). Past either
+ * bound the connection is cut: what is still coming is not ours to wait for.
+ */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 10_000;
+
+/**
+ * Reads a request body up to `limit` bytes. A declared or actual size over the limit stops keeping it
+ * at once: the rest is read and dropped (within {@link DRAIN_BYTES} and {@link DRAIN_MS}), never
+ * buffered, so an oversized body costs no memory and the client can read the answer.
  */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyRead> {
   return new Promise((resolve) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
+      drain(req, 0);
       return resolve({ ok: false, reason: 'too_large' });
     }
     const chunks: Buffer[] = [];
@@ -33,7 +42,7 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       size += chunk.length;
       if (size > limit) {
         chunks.length = 0;
-        req.resume();
+        drain(req, size);
         return finish({ ok: false, reason: 'too_large' });
       }
       chunks.push(chunk);
@@ -48,4 +57,19 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     req.on('aborted', () => finish({ ok: false, reason: 'aborted' }));
     req.on('error', () => finish({ ok: false, reason: 'aborted' }));
   });
+}
+
+/** Reads and drops the rest of `req` (`read` bytes already came), cutting the connection past the drain bounds. */
+function drain(req: IncomingMessage, read: number): void {
+  let dropped = read;
+  const cut = () => req.socket.destroy();
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_BYTES) cut();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }

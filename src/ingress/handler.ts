@@ -27,7 +27,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, acceptor: Reque
   const target = ingressTarget(req.url ?? '');
   const body = await readBody(req);
   if (!body.ok) {
-    if (body.reason === 'too_large') return send(res, 413, error(413, 'Request body exceeds the 1 MB limit'), true);
+    if (body.reason === 'too_large') return send(res, 413, error(413, 'Request body exceeds the 1 MB limit'));
     if (body.reason === 'not_utf8') return send(res, 400, error(400, 'Request body is not valid UTF-8: send the event as JSON'));
     return; // the client went away: nothing to answer
   }
@@ -60,11 +60,9 @@ function error(statusCode: number, message: string): ErrorBody {
   return { statusCode, message, error: STATUS_CODES[statusCode] ?? 'Error' };
 }
 
-function send(res: ServerResponse, status: number, body: unknown, close = false): void {
+function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
-  // An oversized body was not read: close rather than keep a connection with unread bytes on it.
-  if (close) headers.connection = 'close';
   if (status === 503) headers['retry-after'] = '5';
   res.writeHead(status, headers).end(text);
 }
