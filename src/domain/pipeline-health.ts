@@ -21,7 +21,8 @@ export type FailureReason =
   | 'crm_rejected_writes'
   | 'crm_unavailable'
   | 'crm_rate_limited'
-  | 'payloads_unreadable';
+  | 'payloads_unreadable'
+  | 'internal_error';
 
 /**
  * Failures announced at once. `crm_rate_limited` is never a sync's outcome: it is the connection's CRM
@@ -46,6 +47,8 @@ export const REMEDIATION: Record<FailureReason, string> = {
   crm_rate_limited:
     "Nothing is lost: the CRM has refused requests with its rate limit for over 15 minutes and the syncs wait for it. Check for another app using the same CRM account's API limit, or raise the limit; sync.recovered follows the next written sync.",
   payloads_unreadable: "Check the source's sequencer webhook settings: its payloads cannot be read (see the sync errors).",
+  internal_error:
+    'The service failed on its side with these events (the sync errors say how) and has been alerted; once fixed, they can be retried with POST /api/v1/syncs/:id/retry.',
 };
 
 export interface PipelineHealthState {

@@ -4,7 +4,8 @@ import { withTransaction } from '../db/transaction.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
-import type { FailureReason } from '../domain/pipeline-health.js';
+import type { FailureReason, PipelineRef } from '../domain/pipeline-health.js';
+import { UNKNOWN_EVENT_TYPE } from '../connectors/sequencers/event.js';
 import { pendingOnOutcomeSql, queueSendingSql } from './deliveries__send.js';
 import { recordPipelineOutcomes } from './pipeline-health-store.js';
 
@@ -69,6 +70,40 @@ export class SyncStore {
    */
   load(requestId: number, retry: boolean): Promise<Loaded> {
     return this.loads.load({ requestId, retry });
+  }
+
+  /**
+   * Records an error outcome for a request whose sync failed on our side in a way no retry changes (a
+   * value PostgreSQL refused, a programming error), with the pipeline's health, without the parsed event
+   * (it may be what failed): the sync row is created if the failure came before it, and an outcome
+   * already recorded stands. The request's delayed forwarding goes out as for any first outcome.
+   */
+  async failUnrecoverable(requestId: number, message: string): Promise<void> {
+    const error = { message: `The sync failed on our side and will not be retried automatically: ${message}` };
+    await withTransaction(this.pool, async (client) => {
+      const { rows } = await query<PipelineRef & { recorded: boolean }>(
+        client,
+        sql`WITH target AS (
+              SELECT r.id AS request_id, r.account_id, s.id AS source_id, c.id AS connection_id, s.platform, c.crm, r.created_at
+                FROM requests r JOIN sources s ON s.id = r.source_id JOIN connections c ON c.id = s.connection_id
+               WHERE r.id = ${requestId}
+            ),
+            recorded AS (
+              INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, status, error, attempts, created_at, updated_at)
+              SELECT account_id, connection_id, source_id, request_id, platform, ${UNKNOWN_EVENT_TYPE}, '', 'error', ${JSON.stringify(error)}::jsonb, 1, created_at, now()
+                FROM target
+              ON CONFLICT (request_id) DO UPDATE SET status = 'error', error = EXCLUDED.error, updated_at = now() WHERE syncs.status IS NULL
+              RETURNING request_id, source_id, event_type
+            ),
+            forwarded AS (${pendingOnOutcomeSql(sql`(SELECT request_id, source_id, event_type, false AS readable FROM recorded)`)}),
+            sending AS (SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded))
+            SELECT account_id AS "accountId", source_id AS "sourceId", connection_id AS "connectionId", platform, crm,
+                   EXISTS (SELECT 1 FROM recorded) AS recorded, (SELECT n FROM sending) AS sending
+              FROM target`,
+      );
+      const target = rows[0];
+      if (target?.recorded) await recordPipelineOutcomes(client, [{ pipeline: target, requestId, result: { written: false, reason: 'internal_error' } }]);
+    });
   }
 
   /** Persists what the CRM steps created so far (syncs.crm_state). */

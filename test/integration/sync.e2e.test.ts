@@ -70,7 +70,7 @@ interface SyncOutcome {
   error: unknown;
 }
 
-function outcomeOf(requestId: number): Promise<SyncOutcome> {
+function outcomeOf(requestId: number, ms = 20_000): Promise<SyncOutcome> {
   return eventually(
     async () => {
       const [row] = await ctx.db.query<SyncOutcome>('SELECT id, status, event_type, to_email, error FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [
@@ -78,7 +78,7 @@ function outcomeOf(requestId: number): Promise<SyncOutcome> {
       ]);
       return row;
     },
-    20_000,
+    ms,
     `the sync of request ${requestId}`,
   );
 }
@@ -168,6 +168,41 @@ describe('failures are recorded, never dropped', () => {
       },
     ]);
   });
+});
+
+describe('a failure no retry changes (issue 20)', () => {
+  it('records the sync as an error after three runs, with a readable message, counted in the pipeline health', async () => {
+    // Setup: PostgreSQL refuses this lead's sync row every time, as it refused values it cannot hold.
+    await ctx.db.query(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.to_email = 'poison@prospect.test' THEN RAISE EXCEPTION 'value refused for the test' USING ERRCODE = '22023'; END IF; RETURN NEW; END $$`);
+    await ctx.db.query('CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON syncs FOR EACH ROW EXECUTE FUNCTION refuse_poison()');
+    try {
+      const sent = JSON.parse(readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')) as Record<string, unknown>;
+      const started = Date.now();
+      // Action
+      const requestId = await ingest(
+        codes.smartlead!.hubspot,
+        JSON.stringify({ ...sent, to_email: 'poison@prospect.test', sl_lead_email: 'poison@prospect.test' }),
+      );
+      const sync = await outcomeOf(requestId, 40_000);
+      // Assertions
+      expect(sync.status).toBe('error');
+      expect(sync.error).toEqual({
+        message: 'The sync failed on our side and will not be retried automatically: value refused for the test',
+      });
+      expect(Date.now() - started).toBeLessThan(40_000);
+      const jobs = await ctx.db.query("SELECT 1 FROM graphile_worker._private_jobs WHERE key = 'sync:' || $1", [requestId]);
+      expect(jobs).toEqual([]);
+      const [health] = await ctx.db.query<{ last_reason: string }>(
+        'SELECT last_reason FROM pipeline_health h JOIN requests r ON r.source_id = h.source_id WHERE r.id = $1',
+        [requestId],
+      );
+      expect(health?.last_reason).toBe('internal_error');
+    } finally {
+      await ctx.db.query('DROP TRIGGER refuse_poison ON syncs');
+      await ctx.db.query('DROP FUNCTION refuse_poison()');
+    }
+  }, 60_000);
 });
 
 describe('outside text PostgreSQL cannot hold (issue 20)', () => {
