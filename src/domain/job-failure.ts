@@ -15,7 +15,8 @@ const TRANSIENT_NODE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
 
 export function isTransientFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(messageOf(error));
+  if (typeof code !== 'string')
+    return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(messageOf(error));
   return TRANSIENT_SQLSTATE.test(code) || TRANSIENT_NODE.has(code);
 }
 
