@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { z } from 'zod';
 import { excerpt } from '../domain/excerpt.js';
 import { checkLimit } from '../domain/window.js';
+import { storableText } from '../domain/storable-text.js';
 
 /** A client error the REST layer raises before any operation runs. */
 export class RestError extends Error {
@@ -22,7 +23,8 @@ export function single(query: Query, name: string): string | undefined {
   const value = query[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new RestError(400, `${name} must be given once`);
-  return value;
+  // Query values are outside text: storable before any lookup or message sees them (src/domain/storable-text.ts).
+  return storableText(value);
 }
 
 /** A query parameter that may be repeated: every value given, in order. */
@@ -31,7 +33,7 @@ export function repeated(query: Query, name: string): string[] {
   if (value === undefined) return [];
   const values = Array.isArray(value) ? value : [value];
   if (!values.every((v): v is string => typeof v === 'string')) throw new RestError(400, `${name} must be a string`);
-  return values;
+  return values.map(storableText);
 }
 
 /**

@@ -327,7 +327,7 @@ export const ROUTES: Route[] = [
   route(
     '/events/:id',
     ops.EventDocument,
-    (req) => ({ id: req.params.id as string }),
+    (req) => ({ id: publicPathId(req.params.id as string, 'svcevt_', (id) => `Event ${id} not found`) }),
     (d) => d.event,
     { capability: 'webhooks' },
   ),
