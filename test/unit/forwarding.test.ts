@@ -85,8 +85,8 @@ describe('retryDelayMs', () => {
 });
 
 describe('responseExcerpt', () => {
-  it('keeps at most 1 KB, cut on a character boundary, without NUL characters', () => {
-    expect(responseExcerpt(Buffer.from('a\u0000b'))).toBe('ab');
+  it('keeps at most 1 KB, cut on a character boundary, storable (a NUL becomes U+FFFD)', () => {
+    expect(responseExcerpt(Buffer.from('a\u0000b'))).toBe('a\ufffdb');
     const long = Buffer.from(`${'x'.repeat(1023)}é and more`);
     expect(responseExcerpt(long)).toBe('x'.repeat(1023));
     expect(Buffer.byteLength(responseExcerpt(Buffer.from('y'.repeat(5000))))).toBe(1024);
