@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config, type LogLevel } from '../../src/config.js';
 import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
 import { RateLimitStore } from '../../src/db/rate-limit-store.js';
 import { createHttpServer } from '../../src/http/server.js';
@@ -20,7 +20,17 @@ export interface TestServer {
 
 export const SUPPORT_TOKEN = 'staff-token-0123456789abcdef';
 
-export async function startTestServer(db: { url: string; prisma: PrismaClient }, env: Record<string, string> = {}): Promise<TestServer> {
+/** Where the server's logger writes, and from which level (default: silent, to stderr). */
+interface TestServerLogging {
+  level: LogLevel;
+  stream: NodeJS.WritableStream;
+}
+
+export async function startTestServer(
+  db: { url: string; prisma: PrismaClient },
+  env: Record<string, string> = {},
+  logging?: TestServerLogging,
+): Promise<TestServer> {
   const config = loadConfig({
     DATABASE_URL: db.url,
     ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
@@ -35,7 +45,7 @@ export async function startTestServer(db: { url: string; prisma: PrismaClient },
   });
   const heavyPrisma = createPrisma(db.url, { statementTimeoutMs: config.queryTimeoutMs, max: 4 });
   const rateLimits = new RateLimitStore(db.url);
-  const logger = createLogger('silent', process.stderr);
+  const logger = createLogger(logging?.level ?? 'silent', logging?.stream ?? process.stderr);
   const acceptor = new RequestAcceptor(db.url);
   const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY });
   const server: Server = createHttpServer(app, ingressHandler(acceptor, logger), logger);
