@@ -7,7 +7,7 @@ import { DELIVERY_COLUMNS, DeliveryRef, type DeliveryRecord } from './delivery.j
 import { requireStaff } from './errors.js';
 import { PLATFORM_EVENT_COLUMNS, PlatformEventRef, type PlatformEventRecord } from './platform-event.js';
 import { RELAY_EXECUTION_COLUMNS, RelayExecutionRef, type RelayExecutionRecord } from './relay-execution.js';
-import { RequestRef } from './request.js';
+import { RequestRef, type RequestRecord } from './request.js';
 import { SYNC_COLUMNS, SyncRef, type SyncRecord } from './sync.js';
 
 /**
@@ -52,19 +52,13 @@ builder.objectFields(RequestRef, (t) => ({
     type: 'String',
     description: 'Support staff only, never through REST: the body as received (personal data). Each read is written to the audit log.',
     load: (ids: bigint[], ctx: Context) => auditedBodies(ctx, ids),
-    resolve: (request, _args, ctx) => {
-      requireStaff(ctx);
-      return request.id;
-    },
+    resolve: staffOnly,
   }),
   parsed: t.loadable({
     type: ParsedRef,
     description: "Support staff only: the canonical event the source platform's parser makes of the body, or why it cannot.",
     load: (ids: bigint[], ctx: Context) => parsedBodies(ctx, ids),
-    resolve: (request, _args, ctx) => {
-      requireStaff(ctx);
-      return request.id;
-    },
+    resolve: staffOnly,
   }),
   sync: t.loadable({
     type: SyncRef,
@@ -102,10 +96,7 @@ builder.objectFields(RequestRef, (t) => ({
       ctx.prisma.$queryRaw<RelayExecutionRecord[]>`
         SELECT ${RELAY_EXECUTION_COLUMNS} FROM relay_executions WHERE request_id = ANY(${ids}::bigint[]) ORDER BY id`,
     group: (execution) => execution.requestId,
-    resolve: (request, _args, ctx) => {
-      requireStaff(ctx);
-      return request.id;
-    },
+    resolve: staffOnly,
   }),
   platformEvents: t.loadableGroup({
     type: PlatformEventRef,
@@ -114,12 +105,15 @@ builder.objectFields(RequestRef, (t) => ({
       ctx.prisma.$queryRaw<PlatformEventRecord[]>`
         SELECT ${PLATFORM_EVENT_COLUMNS} FROM platform_events WHERE request_id = ANY(${ids}::bigint[]) ORDER BY id`,
     group: (event) => event.requestId!, // the statement selects only events with this request
-    resolve: (request, _args, ctx) => {
-      requireStaff(ctx);
-      return request.id;
-    },
+    resolve: staffOnly,
   }),
 }));
+
+/** The key of a staff-only lineage field: the request's id, for staff; a 403 for anyone else. */
+function staffOnly(request: RequestRecord, _args: unknown, ctx: Context): bigint {
+  requireStaff(ctx);
+  return request.id;
+}
 
 /** The bodies of `ids`, in their order, with one audit row naming every request read. */
 async function auditedBodies(ctx: Context, ids: bigint[]): Promise<string[]> {
