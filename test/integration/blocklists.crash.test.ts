@@ -17,17 +17,25 @@ import { eventually, startTestWorker } from '../support/worker.js';
 const ctx = useTestServer();
 const ENTRIES = 6_000;
 const KEY = 'crash-instantly-key';
+const FETCH_KEY = 'crash-instantly-fetch-key';
 let hubspot: HubspotEmulator;
 let sequencer: SequencerEmulator;
 let seeded: SeedResult;
+/** The HubSpot list the second test's block list reads. */
+let fetchedListId: string;
 
 beforeAll(async () => {
   hubspot = await startHubspotEmulator({ accessToken: 'crash-blocklist-token' });
-  sequencer = await startSequencerEmulator({ instantlyKeys: [KEY] });
+  sequencer = await startSequencerEmulator({ instantlyKeys: [KEY, FETCH_KEY] });
   const listId = hubspot.addList({
     name: 'Do not contact',
     objectType: 'contacts',
     values: Array.from({ length: ENTRIES }, (_, i) => `person${i}@blocked.test`),
+  });
+  fetchedListId = hubspot.addList({
+    name: 'Do not contact either',
+    objectType: 'contacts',
+    values: Array.from({ length: ENTRIES }, (_, i) => `other${i}@blocked.test`),
   });
   seeded = await seedFixture(
     ctx.db.prisma,
@@ -49,6 +57,16 @@ beforeAll(async () => {
                   blockType: 'ADDRESS',
                   crmSource: { listId },
                   sequencer: { apiKey: KEY },
+                  isEnabled: false,
+                },
+                // Killed while it is being read from the CRM (second test).
+                {
+                  ref: 'fetched',
+                  listName: 'Do not contact either',
+                  platform: 'instantly',
+                  blockType: 'ADDRESS',
+                  crmSource: { listId: fetchedListId },
+                  sequencer: { apiKey: FETCH_KEY },
                   isEnabled: false,
                 },
               ],
@@ -124,5 +142,60 @@ describe('a worker killed while pushing a block list', () => {
     // Only the call in flight at the kill may have been sent again.
     expect(received.duplicates).toBeLessThanOrEqual(PUSH_BATCH);
     expect(received.received.length).toBeLessThanOrEqual(ENTRIES + PUSH_BATCH);
+  }, 150_000);
+});
+
+describe('a worker killed while fetching a block list', () => {
+  it('is fetched again by another: the list holds each CRM value once, and each reaches the sequencer once', async () => {
+    const list = seeded.blocklists.fetched!;
+    // Slow membership pages (24 of them), so the kill lands while the list is being read.
+    hubspot.slow(120, /memberships/);
+    const victim = startService('worker', {
+      DATABASE_URL: ctx.db.url,
+      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+      HUBSPOT_BASE_URL: hubspot.url,
+      INSTANTLY_BASE_URL: sequencer.url,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'info',
+    });
+    await victim.waitFor('"msg":"started"');
+    await ctx.db.query("UPDATE blocklists SET is_enabled = true, status = 'FETCHING' WHERE id = $1", [list]);
+    await ctx.db.query(
+      "SELECT graphile_worker_loops.add_job('blocklists__fetch', json_build_object('blocklistId', $1::int, 'kind', 'full'), queue_name => 'blocklist:' || $1, job_key => 'blocklist-fetch:' || $1)",
+      [list],
+    );
+    const pages = () => hubspot.requests.filter((r) => r.path === `/crm/v3/lists/${fetchedListId}/memberships`).length;
+    await eventually(() => Promise.resolve(pages() >= 5 ? true : undefined), 30_000, 'five membership pages read');
+    victim.child.kill('SIGKILL');
+    // Killed mid-read: 24 pages make the whole list.
+    expect(pages()).toBeLessThan(ENTRIES / 250);
+    await victim.exited;
+    const entries = async () =>
+      Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM blocklist_entries WHERE blocklist_id = $1', [list]))[0]!.n);
+    // The fetch stores its entries in one transaction at its end: nothing half-read was kept.
+    expect(await entries()).toBe(0);
+
+    hubspot.slow(0);
+    const rescuer = await startTestWorker(
+      ctx.db.url,
+      { hubspotBaseUrl: hubspot.url },
+      { staleAfterMs: 1_000, blocklists: { instantlyBaseUrl: sequencer.url } },
+    );
+    try {
+      await eventually(
+        async () => {
+          const [row] = await ctx.db.query<{ status: string }>('SELECT status::text FROM blocklists WHERE id = $1', [list]);
+          return row?.status === 'SYNCED' ? true : undefined;
+        },
+        60_000,
+        'the list SYNCED',
+      );
+    } finally {
+      await rescuer.stop();
+    }
+    expect(await entries()).toBe(ENTRIES);
+    const received = sequencer.instantly(FETCH_KEY);
+    expect(received.values.size).toBe(ENTRIES);
+    expect(received.duplicates).toBe(0);
   }, 150_000);
 });
