@@ -9,6 +9,8 @@ export interface Fault {
   path?: string | RegExp;
   /** Overrides the vendor-format body. */
   body?: unknown;
+  /** Only requests carrying this bearer token (emulators that pass theirs to `take`): one connection's calls among others'. */
+  token?: string;
 }
 
 /** The faults and delay an emulator has been told to inject, shared by every emulator. */
@@ -33,8 +35,8 @@ export class FaultPlan {
   }
 
   /** The fault this request meets, if any (one use of it is spent). */
-  take(path: string): Fault | undefined {
-    const index = this.faults.findIndex((f) => pathMatches(f.path, path));
+  take(path: string, token?: string): Fault | undefined {
+    const index = this.faults.findIndex((f) => pathMatches(f.path, path) && (f.token === undefined || f.token === token));
     const fault = this.faults[index];
     if (!fault) return undefined;
     fault.remaining -= 1;

@@ -263,7 +263,7 @@ export class HubspotEmulator {
       res.end(payload === undefined ? '' : JSON.stringify(payload));
     };
     try {
-      const fault = this.plan.take(url.pathname);
+      const fault = this.plan.take(url.pathname, /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]);
       if (fault)
         return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
       if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);

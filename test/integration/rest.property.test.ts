@@ -85,7 +85,8 @@ describe('every GET route under arbitrary parameters', () => {
     const pathParams = route.parameters.filter((p) => p.in === 'path');
     const queryParams = route.parameters.filter((p) => p.in === 'query');
     const request = fc.record({
-      path: fc.tuple(...pathParams.map(() => value.filter((v) => v !== '' && !v.includes('%2F')))),
+      // A path parameter that is empty or a dot segment is no parameter: URLs normalise it away (`/syncs/.` is `/syncs/`).
+      path: fc.tuple(...pathParams.map(() => value.filter((v) => v !== '' && !v.includes('%2F') && !/^(\.|%2e){1,2}$/i.test(v)))),
       query: fc.tuple(...queryParams.map((p) => queryPart(p.name)), queryPart('unknown')),
     });
     await fc.assert(

@@ -218,8 +218,20 @@ describe('outside text PostgreSQL cannot hold (issue 20)', () => {
   });
 
   it('stores a CRM answer that carries a NUL as the sync error', async () => {
-    hubspot.failNext(1, { status: 400, body: { status: 'error', category: 'VALIDATION_ERROR', message: 'Property value\u0000 is invalid' } });
-    const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
+    // A connection of its own, so the refusal meets this sync's call and no other test's.
+    const token = 'nul-answer-hubspot-token';
+    hubspot.accessTokens.add(token);
+    const hubspotConnectionRow = await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } });
+    const connection = await ctx.db.prisma.connection.create({
+      data: {
+        accountId: hubspotConnectionRow.accountId,
+        crm: 'HUBSPOT',
+        credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: token })),
+      },
+    });
+    await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2eNulAnswer000001' } });
+    hubspot.failNext(1, { status: 400, token, body: { status: 'error', category: 'VALIDATION_ERROR', message: 'Property value\u0000 is invalid' } });
+    const sync = await outcomeOf(await ingest('e2eNulAnswer000001', readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
     expect(sync.status).toBe('error');
     expect(JSON.stringify(sync.error)).toContain('Property value\ufffd is invalid');
   });
