@@ -18,7 +18,8 @@ export interface SandboxSystems {
   sequencers: SequencerEmulator;
   /** The forwarding and platform webhook receivers: every request answered 200 unless a failure is forced. */
   receivers: DestinationEmulator;
-  smtp: SmtpEmulator;
+  /** Null in a process that found the port taken: another API process's sandbox holds the inbox (journaled, so shown by every process). */
+  smtp: SmtpEmulator | null;
   close(): Promise<void>;
 }
 
@@ -48,7 +49,12 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
   salesforce.refreshInstanceUrl = `${options.sandboxUrl}/salesforce-instance`;
   const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
   const receivers = await startDestinationEmulator();
-  const smtp = await startSmtpEmulator({ port: options.smtpPort, onMessage: options.onMail });
+  // One inbox per machine: a second API process on the embedded database finds the port taken by the first,
+  // whose inbox journals every mail in PostgreSQL, where every process's page reads it.
+  const smtp = await startSmtpEmulator({ port: options.smtpPort, onMessage: options.onMail }).catch((error: unknown) => {
+    if (error instanceof Error && error.message.includes('EADDRINUSE')) return null;
+    throw error;
+  });
   return {
     hubspot,
     salesforce,
@@ -56,7 +62,7 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
     receivers,
     smtp,
     async close() {
-      await Promise.all([hubspot.close(), salesforce.close(), sequencers.close(), receivers.close(), smtp.close()]);
+      await Promise.all([hubspot.close(), salesforce.close(), sequencers.close(), receivers.close(), smtp?.close()]);
     },
   };
 }

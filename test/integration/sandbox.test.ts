@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FIXTURE } from '../../src/admin/demo.js';
 import { parseFixture } from '../../src/admin/fixture.js';
+import { startSandboxSystems } from '../../src/sandbox/systems.js';
 import type { SandboxView } from '../../src/sandbox/view.js';
 import { apiFetch } from '../support/openapi.js';
 import { freePort, reachableTempDir, startService, type ServiceProcess } from '../support/service-process.js';
@@ -154,6 +155,22 @@ describe('npm start with the sandbox (the embedded default)', () => {
     expect(after.hubspot.activities.length).toBe(before.hubspot.activities.length);
     expect(after.inbox.length).toBe(before.inbox.length);
   }, 120_000);
+});
+
+describe('two API processes with the sandbox on one machine', () => {
+  it('share one inbox: the second finds the SMTP port taken and serves the rest', async () => {
+    const smtpPort = await freePort();
+    const options = { sandboxUrl: 'http://localhost:1/sandbox', smtpPort, onMail: () => undefined };
+    const first = await startSandboxSystems(options);
+    const second = await startSandboxSystems(options);
+    try {
+      expect(first.smtp?.port).toBe(smtpPort);
+      expect(second.smtp).toBeNull();
+      expect(second.hubspot.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
 });
 
 describe('npm start with SANDBOX=false', () => {
