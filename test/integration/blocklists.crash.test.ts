@@ -92,49 +92,55 @@ const pushed = async () =>
     )[0]!.n,
   );
 
+/** A worker process (the one each test kills) running a full round of `list`, as the schedule would queue it. */
+async function startFullRound(list: number) {
+  const victim = startService('worker', {
+    DATABASE_URL: ctx.db.url,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+    HUBSPOT_BASE_URL: hubspot.url,
+    INSTANTLY_BASE_URL: sequencer.url,
+    OUTBOUND_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'info',
+  });
+  await victim.waitFor('"msg":"started"');
+  await ctx.db.query("UPDATE blocklists SET is_enabled = true, status = 'FETCHING' WHERE id = $1", [list]);
+  await ctx.db.query(
+    "SELECT graphile_worker_loops.add_job('blocklists__fetch', json_build_object('blocklistId', $1::int, 'kind', 'full'), queue_name => 'blocklist:' || $1, job_key => 'blocklist-fetch:' || $1)",
+    [list],
+  );
+  return victim;
+}
+
+/** Another worker, which takes over the killed one's jobs, run until `list` is SYNCED. */
+async function rescueUntilSynced(list: number): Promise<void> {
+  const rescuer = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000, blocklists: { instantlyBaseUrl: sequencer.url } });
+  try {
+    await eventually(
+      async () => {
+        const [row] = await ctx.db.query<{ status: string }>('SELECT status::text FROM blocklists WHERE id = $1', [list]);
+        return row?.status === 'SYNCED' ? true : undefined;
+      },
+      60_000,
+      'the list SYNCED',
+    );
+  } finally {
+    await rescuer.stop();
+  }
+}
+
 describe('a worker killed while pushing a block list', () => {
   it('resumes with the entries not yet pushed: every value reaches the sequencer, at most one call of them twice', async () => {
     const list = seeded.blocklists.list!;
     // Slow sequencer answers, so the kill lands between and during calls.
     sequencer.slow(150, /bulk-create/);
-    const env = {
-      DATABASE_URL: ctx.db.url,
-      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
-      HUBSPOT_BASE_URL: hubspot.url,
-      INSTANTLY_BASE_URL: sequencer.url,
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      LOG_LEVEL: 'info',
-    };
-    const victim = startService('worker', env);
-    await victim.waitFor('"msg":"started"');
-    await ctx.db.query("UPDATE blocklists SET is_enabled = true, status = 'FETCHING' WHERE id = $1", [list]);
-    await ctx.db.query(
-      "SELECT graphile_worker_loops.add_job('blocklists__fetch', json_build_object('blocklistId', $1::int, 'kind', 'full'), queue_name => 'blocklist:' || $1, job_key => 'blocklist-fetch:' || $1)",
-      [list],
-    );
+    const victim = await startFullRound(list);
     await eventually(async () => ((await pushed()) >= 2 * PUSH_BATCH ? true : undefined), 60_000, 'two calls pushed');
     victim.child.kill('SIGKILL');
     await victim.exited;
     expect(await pushed()).toBeLessThan(ENTRIES);
 
     sequencer.slow(0);
-    const rescuer = await startTestWorker(
-      ctx.db.url,
-      { hubspotBaseUrl: hubspot.url },
-      { staleAfterMs: 1_000, blocklists: { instantlyBaseUrl: sequencer.url } },
-    );
-    try {
-      await eventually(
-        async () => {
-          const [row] = await ctx.db.query<{ status: string }>('SELECT status::text FROM blocklists WHERE id = $1', [list]);
-          return row?.status === 'SYNCED' ? true : undefined;
-        },
-        60_000,
-        'the list SYNCED',
-      );
-    } finally {
-      await rescuer.stop();
-    }
+    await rescueUntilSynced(list);
 
     const received = sequencer.instantly(KEY);
     expect(received.values.size).toBe(ENTRIES);
@@ -150,20 +156,7 @@ describe('a worker killed while fetching a block list', () => {
     const list = seeded.blocklists.fetched!;
     // Slow membership pages (24 of them), so the kill lands while the list is being read.
     hubspot.slow(120, /memberships/);
-    const victim = startService('worker', {
-      DATABASE_URL: ctx.db.url,
-      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
-      HUBSPOT_BASE_URL: hubspot.url,
-      INSTANTLY_BASE_URL: sequencer.url,
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      LOG_LEVEL: 'info',
-    });
-    await victim.waitFor('"msg":"started"');
-    await ctx.db.query("UPDATE blocklists SET is_enabled = true, status = 'FETCHING' WHERE id = $1", [list]);
-    await ctx.db.query(
-      "SELECT graphile_worker_loops.add_job('blocklists__fetch', json_build_object('blocklistId', $1::int, 'kind', 'full'), queue_name => 'blocklist:' || $1, job_key => 'blocklist-fetch:' || $1)",
-      [list],
-    );
+    const victim = await startFullRound(list);
     const pages = () => hubspot.requests.filter((r) => r.path === `/crm/v3/lists/${fetchedListId}/memberships`).length;
     await eventually(() => Promise.resolve(pages() >= 5 ? true : undefined), 30_000, 'five membership pages read');
     victim.child.kill('SIGKILL');
@@ -176,23 +169,7 @@ describe('a worker killed while fetching a block list', () => {
     expect(await entries()).toBe(0);
 
     hubspot.slow(0);
-    const rescuer = await startTestWorker(
-      ctx.db.url,
-      { hubspotBaseUrl: hubspot.url },
-      { staleAfterMs: 1_000, blocklists: { instantlyBaseUrl: sequencer.url } },
-    );
-    try {
-      await eventually(
-        async () => {
-          const [row] = await ctx.db.query<{ status: string }>('SELECT status::text FROM blocklists WHERE id = $1', [list]);
-          return row?.status === 'SYNCED' ? true : undefined;
-        },
-        60_000,
-        'the list SYNCED',
-      );
-    } finally {
-      await rescuer.stop();
-    }
+    await rescueUntilSynced(list);
     expect(await entries()).toBe(ENTRIES);
     const received = sequencer.instantly(FETCH_KEY);
     expect(received.values.size).toBe(ENTRIES);
