@@ -61,6 +61,10 @@ export const blocklistsFetch = defineTask({
       }
     };
   },
+  recordUnrecoverable(env) {
+    const store = new BlocklistStore(env.pool);
+    return (job, message) => store.failRound(job.blocklistId, `Failed on our side and not retried automatically: ${message}`);
+  },
 });
 
 /** The job key of a list's fetch: a resync is refused while one is queued or running. */

@@ -57,6 +57,10 @@ export const blocklistsPush = defineTask({
       await store.failRound(job.blocklistId, stopped.message);
     };
   },
+  recordUnrecoverable(env) {
+    const store = new BlocklistStore(env.pool);
+    return (job, message) => store.failRound(job.blocklistId, `Failed on our side and not retried automatically: ${message}`);
+  },
 });
 
 /** The named queue of a list's jobs: its fetch and its push run one after the other. */

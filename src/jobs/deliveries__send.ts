@@ -6,6 +6,7 @@ import { parseInbound } from '../connectors/sequencers/index.js';
 import { DEFAULT_FORWARDING_RETRY_SCHEDULE, type ForwardingConfig } from '../config.js';
 import { sql, type Sql } from '../db/sql.js';
 import { bindingForwards, classifyAttempt, type AttemptResult } from '../domain/forwarding.js';
+import { failureMessage, UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import { retryDelayMs } from '../domain/retry-schedule.js';
 import type { Logger } from '../logger.js';
 import { addJobsSql } from './enqueue.js';
@@ -142,6 +143,7 @@ function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): Promis
     {
       claim: (holding, limit) => loop.store.claim(destinationId, holding, limit),
       deliver: (attempt) => send(destinationId, attempt, loop).then((record) => loop.store.record(record)),
+      setAside: (attempt, error) => setAside(destinationId, attempt, error, loop),
       maxInFlight: loop.settings.maxInFlight,
       sizeOf: (attempt) => Buffer.byteLength(attempt.body),
       maxInFlightBytes: MAX_IN_FLIGHT_BYTES,
@@ -184,6 +186,45 @@ async function send(destinationId: number, attempt: ClaimedAttempt, loop: Loop):
     },
     retry: wait === null ? null : { attempt: attempt.attempt + 1, dueAt: new Date(Date.now() + wait) },
   };
+}
+
+/**
+ * An attempt whose send or record failed on our side for a reason no retry changes: tried again later,
+ * and recorded at its third such failure as an error delivery saying so (no retry: the destination
+ * was never at fault), so it never holds up the destination's other events.
+ */
+async function setAside(destinationId: number, attempt: ClaimedAttempt, error: unknown, loop: Loop): Promise<void> {
+  const failures = await loop.store.countInternalFailure(attempt.id);
+  const final = failures !== undefined && failures >= UNRECOVERABLE_AFTER;
+  loop.logger.error(
+    { err: error, destinationId, requestId: attempt.requestId, failures },
+    `forwarding failed on our side${final ? ': recorded as an error' : ''}`,
+  );
+  if (!final) return;
+  const parsed = attempt.platform ? parseInbound(attempt.platform, attempt.body) : null;
+  const message = `Not delivered: failed on our side and not retried automatically: ${failureMessage(error)}`;
+  await loop.store.record({
+    pendingId: attempt.id,
+    destinationId,
+    requestId: attempt.requestId,
+    delivery:
+      attempt.sourceId === null
+        ? null
+        : {
+            destinationUrl: attempt.url,
+            accountId: attempt.accountId,
+            connectionId: attempt.connectionId ?? attempt.destinationConnectionId,
+            sourceId: attempt.sourceId,
+            eventType: parsed?.ok ? parsed.event.eventType : 'UNKNOWN',
+            toEmail: parsed?.ok ? parsed.event.identity : '',
+            status: 'error',
+            httpStatus: null,
+            error: { message },
+            replayOfDeliveryId: attempt.replayOfDeliveryId,
+            attemptedAt: new Date(),
+          },
+    retry: null,
+  });
 }
 
 /** POSTs the sequencer's body as it came, with its content type and the event's headers. */

@@ -93,6 +93,25 @@ export class DeliveryStore {
     return claimed;
   }
 
+  /**
+   * Counts a failure on our side of the pending attempt (src/jobs/outbox-loop.ts `setAside`) and moves it
+   * back n seconds after its nth, with its loop's wake-up. Resolves
+   * to the failures so far, or undefined when the attempt is no longer pending.
+   */
+  async countInternalFailure(pendingId: string): Promise<number | undefined> {
+    const { rows: counted } = await query<{ failures: number }>(
+      this.pool,
+      sql`WITH counted AS (
+            UPDATE pending_deliveries SET internal_failures = internal_failures + 1, due_at = now() + make_interval(secs => internal_failures + 1)
+             WHERE id = ${pendingId}::bigint
+            RETURNING destination_id, due_at, internal_failures
+          ),
+          retried AS (SELECT destination_id, due_at FROM counted)
+          SELECT internal_failures AS failures, (${this.wakeUps(sql`retried`)}) AS woken FROM counted`,
+    );
+    return counted[0]?.failures;
+  }
+
   /** Records an attempt's outcome; resolves once committed. */
   record(outcome: AttemptRecord): Promise<void> {
     return this.records.load(outcome);

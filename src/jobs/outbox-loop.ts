@@ -1,3 +1,5 @@
+import { isTransientFailure } from '../domain/job-failure.js';
+
 /**
  * The sending loop the outbox jobs share (forwarding destinations, webhook endpoints): one loop per
  * target keeps up to `maxInFlight` items in flight (and, when sizes are given, their bytes under
@@ -8,8 +10,14 @@
 export interface Outbox<T extends { id: string }> {
   /** Up to `limit` due items, leaving out those in flight (`holding`). */
   claim(holding: readonly string[], limit: number): Promise<T[]>;
-  /** Sends one item and records what became of it; rejects only for failures of our own (the database). */
+  /** Sends one item and records what became of it; rejects only for failures of our own (the database, a bug). */
   deliver(item: T): Promise<void>;
+  /**
+   * Notes that `deliver` failed for a reason no retry changes (src/domain/job-failure.ts): the item is
+   * tried again later, and its third such failure is recorded as its outcome. One item's poison never
+   * stops its target's loop; a transient failure (the database gone) still ends the loop, to run again.
+   */
+  setAside(item: T, error: unknown): Promise<void>;
   maxInFlight: number;
   sizeOf?: (item: T) => number;
   maxInFlightBytes?: number;
@@ -70,6 +78,10 @@ export async function drainOutbox<T extends { id: string }>(outbox: Outbox<T>, s
         inFlightBytes += bytes;
         const done = outbox
           .deliver(item)
+          .catch((error: unknown) => {
+            if (isTransientFailure(error)) throw error;
+            return outbox.setAside(item, error);
+          })
           .catch((error: unknown) => {
             failure ??= error instanceof Error ? error : new Error(String(error));
           })

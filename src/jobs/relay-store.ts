@@ -101,6 +101,17 @@ export class RelayStore {
     return row.scheduled + row.duplicate + row.existing > 0;
   }
 
+  /** Records a reply whose execution could not be scheduled (a failure on our side no retry changes) as a failed execution saying why. */
+  async failSchedule(request: RelayedRequest, messageId: string, message: string): Promise<void> {
+    const reason = `Not scheduled: failed on our side and not retried automatically: ${message}`;
+    await query(
+      this.pool,
+      sql`INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, status, reason, message_id, run_at)
+          VALUES (${request.relayId}::int, ${request.requestId}::bigint, ${request.accountId}::int, ${request.connectionId}::int, 'failed', ${reason}, ${messageId}, now())
+          ON CONFLICT DO NOTHING`,
+    );
+  }
+
   async execution(executionId: number): Promise<ExecutionToSend | undefined> {
     const { rows } = await query<ExecutionToSend>(
       this.pool,

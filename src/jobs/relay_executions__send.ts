@@ -44,6 +44,16 @@ export const relayExecutionsSend = defineTask({
       await send(execution, { store, mailer, ...settings }, helpers);
     };
   },
+  recordUnrecoverable(env) {
+    const store = new RelayStore(env.pool);
+    // Attempts stay as counted: an email that went out before the failure was counted when it started.
+    return ({ executionId }, message) =>
+      store.record(
+        executionId,
+        { status: 'failed', reason: `Not sent: failed on our side and not retried automatically: ${message}`, smtpCode: undefined, retryAt: null },
+        { counted: true },
+      );
+  },
 });
 
 /** SQL for a CTE that queues one send job for each execution in `executions` (id, run_at). */

@@ -6,7 +6,7 @@ import { sql, type Sql } from '../db/sql.js';
 import { isRelayedReply } from '../domain/reply-relay.js';
 import { addJobsSql } from './enqueue.js';
 import { queueRelaySendSql } from './relay_executions__send.js';
-import { RelayStore } from './relay-store.js';
+import { RelayStore, type RelayedRequest } from './relay-store.js';
 import { defineTask } from './task.js';
 
 /**
@@ -36,14 +36,27 @@ export const replyRelaysSchedule = defineTask({
       const eventKey = createHash('sha256')
         .update(`${request.sourceId}\n${replyId ? `message:${replyId}` : `body:${request.body}`}`)
         .digest('hex');
-      const messageId = `<relay-${request.relayId}-${request.requestId}@${domain}>`;
+      const messageId = relayMessageId(request, domain);
       // A duplicate committed while the first statement ran is seen by a second one.
       for (let round = 0; round < 2; round += 1) {
         if (await store.schedule({ request, eventKey, messageId, queueSend: queueRelaySendSql })) return;
       }
     };
   },
+  recordUnrecoverable(env) {
+    const store = new RelayStore(env.pool);
+    const domain = senderDomain(env.relays?.from ?? DEFAULT_SMTP_FROM);
+    return async ({ requestId }, message) => {
+      const request = await store.relayedRequest(requestId);
+      if (request) await store.failSchedule(request, relayMessageId(request, domain), message);
+    };
+  },
 });
+
+/** The Message-ID of a relay's email for a request: one per relay and reply, the same on every attempt. */
+function relayMessageId(request: RelayedRequest, domain: string): string {
+  return `<relay-${request.relayId}-${request.requestId}@${domain}>`;
+}
 
 /** SQL for a CTE that queues this task for each request of `matched` (id, reply_relay_id: its source's) that has a reply relay. */
 export function queueRelaySchedulingSql(matched: Sql): Sql {

@@ -28,6 +28,12 @@ export const syncsBulkRetry = defineTask({
       if (!done) await enqueue(helpers, syncsBulkRetry, job, { runAt: new Date(Date.now() + WAIT_MS) });
     };
   },
+  recordUnrecoverable(env) {
+    return async ({ bulkRetryId }, message) => {
+      const error = `Stopped on our side and not retried automatically: ${message}`;
+      await query(env.pool, sql`UPDATE bulk_retries SET error = ${error} WHERE id = ${bulkRetryId} AND queued_all_at IS NULL`);
+    };
+  },
 });
 
 /** The first job of a bulk, as SQL over a relation holding its `id` (the mutation writes the bulk and queues it in one statement). */

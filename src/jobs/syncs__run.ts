@@ -5,7 +5,6 @@ import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
 import { openSecret, sealSecret } from '../domain/secrets.js';
-import { failureMessage, isTransientFailure, UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { announceRefusals } from './crm-refusals.js';
 import { enqueue } from './enqueue.js';
@@ -36,16 +35,11 @@ export const syncsRun = defineTask({
     // One store per worker process: it groups the database work of the jobs running at once.
     const store = new SyncStore(env.pool);
     const budgets = new CrmBudgetStore(env.pool);
-    return async (payload, helpers) => {
-      try {
-        await runSync(env, { store, budgets }, payload, helpers);
-      } catch (error) {
-        // A failure no retry changes gets an outcome after a few runs, not the queue's 25 attempts in silence.
-        if (isTransientFailure(error) || helpers.job.attempts < UNRECOVERABLE_AFTER) throw error;
-        env.logger.error({ err: error, requestId: payload.requestId, attempts: helpers.job.attempts }, 'sync failed on our side: recorded as an error');
-        await store.failUnrecoverable(payload.requestId, failureMessage(error));
-      }
-    };
+    return (payload, helpers) => runSync(env, { store, budgets }, payload, helpers);
+  },
+  recordUnrecoverable(env) {
+    const store = new SyncStore(env.pool);
+    return (payload, message) => store.failUnrecoverable(payload.requestId, message);
   },
 });
 

@@ -5,6 +5,7 @@ import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } fr
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
 import { query, raw, sql } from '../db/sql.js';
+import { failureMessage, isTransientFailure, UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import { LANE_SCHEMA, laneOf, type Lane } from './lanes.js';
 import type { Logger } from '../logger.js';
 
@@ -27,6 +28,14 @@ export interface TaskDefinition<S extends z.ZodType> {
   lane?: Lane;
   /** Builds the handler once per worker process; it receives payloads that passed `payload`. */
   handler(env: JobEnvironment): TaskHandler<z.output<S>>;
+  /**
+   * Builds, once per worker process, what a job records as its outcome when it has failed
+   * {@link UNRECOVERABLE_AFTER} times for a reason no retry changes (issue 20): the failure its readers
+   * see (a sync's error, a relay's failed row, a list's last error) instead of the queue's remaining
+   * attempts spent in silence. Transient failures keep graphile-worker's schedule. Without it, a task's
+   * failures all go to graphile-worker (one whose own run is bounded, like the minute's schedule).
+   */
+  recordUnrecoverable?(env: JobEnvironment): (payload: z.output<S>, message: string) => Promise<void>;
 }
 
 type TaskHandler<P> = (payload: P, helpers: JobHelpers) => Promise<void>;
@@ -95,7 +104,7 @@ export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): Cata
     ...(task.healthCheck ? { healthCheck: task.healthCheck } : {}),
     lane: laneOf(task),
     build(env) {
-      const handler = task.handler(env);
+      const handler = boundedAttempts(task, env);
       return async (payload, helpers) => {
         const parsed = task.payload.safeParse(payload);
         if (parsed.success) return handler(parsed.data, helpers);
@@ -107,6 +116,29 @@ export function catalogEntry<S extends z.ZodType>(task: TaskDefinition<S>): Cata
         throw new InvalidPayloadError(task.identifier, parsed.error.issues);
       };
     },
+  };
+}
+
+/**
+ * The task's handler under the rule for failures no retry changes: a non-transient failure is thrown
+ * (graphile-worker runs the job again, with its backoff) until the job's {@link UNRECOVERABLE_AFTER}th
+ * run, which records it as the job's outcome instead, logged at error with the job's identity.
+ */
+function boundedAttempts<S extends z.ZodType>(task: TaskDefinition<S>, env: JobEnvironment): TaskHandler<z.output<S>> {
+  const handler = task.handler(env);
+  const record = task.recordUnrecoverable?.(env);
+  if (!record) return handler;
+  return async (payload, helpers) => {
+    try {
+      await handler(payload, helpers);
+    } catch (error) {
+      if (isTransientFailure(error) || helpers.job.attempts < UNRECOVERABLE_AFTER) throw error;
+      env.logger.error(
+        { err: error, task: task.identifier, jobId: helpers.job.id, attempts: helpers.job.attempts },
+        'job failed on our side, for a reason no retry changes: recorded as its outcome',
+      );
+      await record(payload, failureMessage(error));
+    }
   };
 }
 

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { Batcher } from '../db/batcher.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 import { withTransaction } from '../db/transaction.js';
+import { UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import { endpointAfter, tallyOutcomes, type WebhookAttemptOutcome } from '../domain/webhook-delivery.js';
 
 /** A due delivery as the sending loop needs it: the event's body fields, where it goes, and how it is signed. */
@@ -120,6 +121,31 @@ export class WebhookDeliveryStore {
       byEndpoint.set(endpointId, [...(byEndpoint.get(endpointId) ?? []), { ...row, event: { ...row.event, created: new Date(row.event.created) } }]);
     }
     return requests.map((r) => byEndpoint.get(r.endpointId) ?? []);
+  }
+
+  /**
+   * Counts a failure on our side of the PENDING delivery (src/jobs/outbox-loop.ts `setAside`): it is due
+   * again n seconds after its nth, with its loop's wake-up, and its
+   * {@link UNRECOVERABLE_AFTER}th makes it DEAD with `finalMessage`, not counted against the endpoint (the
+   * endpoint was not at fault) nor as an attempt (nothing reached it). Resolves to the failures so far,
+   * or undefined when the delivery is no longer PENDING.
+   */
+  async countInternalFailure(id: string, finalMessage: string): Promise<number | undefined> {
+    const { rows: counted } = await query<{ failures: number }>(
+      this.pool,
+      sql`WITH counted AS (
+            UPDATE webhook_deliveries d
+               SET internal_failures = d.internal_failures + 1, updated_at = now(),
+                   status = CASE WHEN d.internal_failures + 1 >= ${UNRECOVERABLE_AFTER} THEN 'DEAD'::webhook_delivery_status ELSE d.status END,
+                   last_error = CASE WHEN d.internal_failures + 1 >= ${UNRECOVERABLE_AFTER} THEN ${finalMessage} ELSE d.last_error END,
+                   next_attempt_at = CASE WHEN d.internal_failures + 1 < ${UNRECOVERABLE_AFTER} THEN now() + make_interval(secs => d.internal_failures + 1) END
+             WHERE d.id = ${id}::bigint AND d.status = 'PENDING'
+            RETURNING d.endpoint_id, d.next_attempt_at AS due_at, d.internal_failures
+          ),
+          retried AS (SELECT endpoint_id, due_at FROM counted WHERE due_at IS NOT NULL)
+          SELECT internal_failures AS failures, (${this.wakeUps(sql`retried`)}) AS woken FROM counted`,
+    );
+    return counted[0]?.failures;
   }
 
   /** Records an attempt; resolves once committed. */

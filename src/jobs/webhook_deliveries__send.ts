@@ -12,6 +12,7 @@ import { isSandboxUrl } from '../domain/sandbox.js';
 import { signatureHeader } from '../domain/webhook-signature.js';
 import { addJobsSql } from './enqueue.js';
 import { drainOutbox } from './outbox-loop.js';
+import { failureMessage } from '../domain/job-failure.js';
 import { defineTask } from './task.js';
 import { DELIVERY_PUBLIC_ID_SQL, WebhookDeliveryStore, type ClaimedWebhookDelivery, type WebhookAttemptRecord } from './webhook-delivery-store.js';
 
@@ -61,6 +62,11 @@ export const webhookDeliveriesSend = defineTask({
             claim: (holding, limit) => store.claim(endpointId, holding, limit),
             deliver: (delivery) =>
               attempt(endpointId, delivery, { http, settings, secrets, sandboxOrigin: env.sandboxOrigin }).then((record) => store.record(record)),
+            setAside: async (delivery, error) => {
+              const message = `Not attempted again: failed on our side, not the endpoint's fault: ${failureMessage(error)}`;
+              const failures = await store.countInternalFailure(delivery.id, message);
+              env.logger.error({ err: error, endpointId, deliveryId: delivery.publicId, failures }, 'webhook delivery failed on our side');
+            },
             maxInFlight: settings.maxInFlight,
             claimEveryMs: CLAIM_EVERY_MS,
             lingerMs: LINGER_MS,

@@ -49,6 +49,7 @@ interface Progress {
   succeeded: number;
   failed: number;
   queuedAllAt: Date | null;
+  error: string | null;
   createdAt: Date;
 }
 
@@ -64,6 +65,10 @@ const ProgressRef = builder.objectRef<Progress>('BulkRetry').implement({
     succeeded: t.exposeInt('succeeded', { description: 'Of those, written (success or warning).' }),
     failed: t.exposeInt('failed', { description: 'Of those, still in error (see each sync).' }),
     queuedAllAt: t.expose('queuedAllAt', { type: 'DateTime', nullable: true, description: 'When the last chunk was queued.' }),
+    error: t.exposeString('error', {
+      nullable: true,
+      description: 'Why queueing stopped before the last chunk: a failure on our side that no retry changes (null while it goes on, and once done).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was asked for.' }),
   }),
 });
@@ -117,7 +122,7 @@ builder.queryField('bulkRetry', (t) =>
     resolve: async (_root, args, ctx) => {
       requireStaff(ctx);
       const [row] = await ctx.prisma.$queryRaw<Progress[]>`
-        SELECT b.id, b.staff, b.filter, b.matched, b.queued_all_at AS "queuedAllAt", b.created_at AS "createdAt",
+        SELECT b.id, b.staff, b.filter, b.matched, b.queued_all_at AS "queuedAllAt", b.error, b.created_at AS "createdAt",
                count(i.queued_at)::int AS queued,
                count(*) FILTER (WHERE s.updated_at > i.queued_at)::int AS ran,
                count(*) FILTER (WHERE s.updated_at > i.queued_at AND s.status IN ('success', 'warning'))::int AS succeeded,

@@ -537,6 +537,51 @@ describe('retries', () => {
   });
 });
 
+describe('a failure on our side (issue 20)', () => {
+  it("records an attempt we cannot record as an error delivery after three tries, and never holds up the destination's other events", async () => {
+    // Setup: the database refuses to record this one event's success (a failure no retry changes).
+    const { destinations, code } = await pipeline('Poison', [{}]);
+    const [destination] = destinations;
+    await ctx.db.query(`CREATE FUNCTION refuse_poison_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.to_email = 'poison.delivery@prospect.test' AND NEW.status = 'success' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+        RETURN NEW;
+      END $$`);
+    await ctx.db.query('CREATE TRIGGER refuse_poison_delivery BEFORE INSERT ON deliveries FOR EACH ROW EXECUTE FUNCTION refuse_poison_delivery()');
+    try {
+      // Action
+      const poison = await ingest(code, smartleadEvent('EMAIL_SENT', 'poison.delivery@prospect.test'));
+      const others = [
+        await ingest(code, smartleadEvent('EMAIL_SENT', 'after.poison.1@prospect.test')),
+        await ingest(code, smartleadEvent('EMAIL_SENT', 'after.poison.2@prospect.test')),
+      ];
+      await rowsOf(destination!.id, 3);
+      await settled(ctx.db, [poison, ...others]);
+
+      // Assertions: the other two delivered, the poison recorded once as our failure, nothing left pending.
+      const rows = await deliveriesTo(ctx.db, destination!.id);
+      expect(rows.map((r) => [r.request_id, r.status, r.http_status, r.error]).sort()).toEqual(
+        [
+          [String(others[0]), 'success', 200, null],
+          [String(others[1]), 'success', 200, null],
+          [String(poison), 'error', null, { message: 'Not delivered: failed on our side and not retried automatically: refused by the test' }],
+        ].sort(),
+      );
+      expect(await pendingCount(ctx.db, [poison, ...others])).toBe(0);
+      // At least once: the destination got the poison on each of its three tries, with the same event id.
+      expect(eventIdsOf(receiver.on(destination!.path)).filter((id) => id === String(poison))).toHaveLength(3);
+      const listed = await apiGet(ctx.server.baseUrl, `/deliveries?destinationId=${destination!.id}&status=error&${around()}`, keys.acmeRead);
+      expect(listed.status).toBe(200);
+      expect(listed.body.data.map((d: { httpStatus: number | null; error: unknown }) => [d.httpStatus, d.error])).toEqual([
+        [null, { message: 'Not delivered: failed on our side and not retried automatically: refused by the test' }],
+      ]);
+    } finally {
+      await ctx.db.query('DROP TRIGGER refuse_poison_delivery ON deliveries');
+      await ctx.db.query('DROP FUNCTION refuse_poison_delivery()');
+    }
+  });
+});
+
 describe("a delivery's error", () => {
   it("keeps at most 1 KB of the destination's answer, and nothing of the request's headers", async () => {
     // Setup: 5 KB of two-byte characters after one ASCII byte, so 1 KB ends in the middle of one.

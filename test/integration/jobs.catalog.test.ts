@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { enqueue } from '../../src/jobs/enqueue.js';
+import { syncsBulkRetry } from '../../src/jobs/syncs__bulk_retry.js';
 import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -100,6 +101,51 @@ describe('a job whose payload fails its schema', () => {
     expect(row).toEqual({ identifier: 'deliveries__send', queue: 'deliveries:77' });
     expect(job.key).toBe('deliveries:77');
   });
+});
+
+describe('a job that fails on our side (issue 20)', () => {
+  it('records its outcome at the third run for a failure no retry changes, and leaves a transient one to the queue', async () => {
+    // Setup: two bulk re-syncs with nothing to queue; the database refuses to mark either done (and only that), one for
+    // good (a raised exception), one as a serialization conflict (SQLSTATE 40001, worth another run).
+    const bulks = await db.query<{ id: string }>(
+      `INSERT INTO bulk_retries (staff, filter, matched) VALUES ('ops', '{}', 0), ('ops', '{}', 0) RETURNING id::text`,
+    );
+    const [poisoned, conflicted] = bulks.map((b) => Number(b.id));
+    await db.query(`CREATE FUNCTION refuse_bulk() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.queued_all_at IS NULL THEN RETURN NEW; END IF;
+        IF NEW.id = ${poisoned} THEN RAISE EXCEPTION 'refused by the test'; END IF;
+        IF NEW.id = ${conflicted} THEN RAISE EXCEPTION 'conflict made by the test' USING ERRCODE = '40001'; END IF;
+        RETURN NEW;
+      END $$`);
+    await db.query('CREATE TRIGGER refuse_bulk BEFORE UPDATE ON bulk_retries FOR EACH ROW EXECUTE FUNCTION refuse_bulk()');
+    for (const bulkRetryId of [poisoned!, conflicted!]) await enqueue(utils, syncsBulkRetry, { bulkRetryId });
+
+    // Action: the real worker runs both (graphile-worker's backoff: e^1 then e^2 seconds between runs).
+    const worker = await startTestWorker(db.url, {});
+    try {
+      const recorded = await eventually(
+        async () => (await db.query<{ error: string | null }>('SELECT error FROM bulk_retries WHERE id = $1', [poisoned]))[0]?.error ?? undefined,
+        20_000,
+        'the bulk to record its failure',
+      );
+      const conflictJob = await eventually(
+        async () => (await jobs('syncs__bulk_retry')).find((j) => j.key === `bulk-retry:${conflicted}` && j.attempts >= 3),
+        20_000,
+        'the transient failure to run three times',
+      );
+
+      // Assertions: the poisoned bulk says why and its job is gone; the conflicted one is still the queue's to retry.
+      expect(recorded).toBe('Stopped on our side and not retried automatically: refused by the test');
+      expect((await jobs('syncs__bulk_retry')).map((j) => j.key)).toEqual([`bulk-retry:${conflicted}`]);
+      expect(conflictJob.last_error).toContain('conflict made by the test');
+      const [conflictedBulk] = await db.query<{ error: string | null }>('SELECT error FROM bulk_retries WHERE id = $1', [conflicted]);
+      expect(conflictedBulk!.error).toBeNull();
+    } finally {
+      await worker.stop();
+      await db.query('DROP TRIGGER refuse_bulk ON bulk_retries');
+    }
+  }, 45_000);
 });
 
 describe('enqueue', () => {

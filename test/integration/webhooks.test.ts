@@ -4,6 +4,7 @@
  * certificate the test run made (trusted through NODE_EXTRA_CA_CERTS, verification on), signatures
  * checked by Stripe's verifier, and pipelines failing and recovering against the HubSpot emulator.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -439,6 +440,29 @@ describe('delivery', () => {
     const [dead] = await settled(endpoint.id, 1);
     expect(dead).toMatchObject({ status: 'DEAD', last_http_status: null, last_error: 'Not sent: url must use https://' });
     expect(receiver.on('/later-http')).toEqual([]);
+  });
+
+  it('ends DEAD after three failures on our side (a secret that no longer opens), and not counted against the endpoint', async () => {
+    const endpoint = await register('/unopenable');
+    // A secret sealed under another key (a botched key rotation): opening it throws, the same way on every try.
+    await ctx.db.query('UPDATE webhook_endpoints SET secret_encrypted = $1 WHERE public_id = $2', [sealSecret(randomBytes(32), endpoint.secret), endpoint.id]);
+    await ping(endpoint.id);
+    const [dead] = await settled(endpoint.id, 1);
+    expect(dead).toMatchObject({
+      status: 'DEAD',
+      attempts: 0,
+      last_http_status: null,
+      last_error: expect.stringMatching(/^Not attempted again: failed on our side, not the endpoint's fault: /),
+    });
+    expect(dead!.last_error).not.toContain(endpoint.secret);
+    expect(receiver.on('/unopenable')).toEqual([]);
+    const [counts] = await ctx.db.query<{ consecutive_dead_count: number; is_active: boolean }>(
+      'SELECT consecutive_dead_count, is_active FROM webhook_endpoints WHERE public_id = $1',
+      [endpoint.id],
+    );
+    expect(counts).toEqual({ consecutive_dead_count: 0, is_active: true });
+    const listed = await call('GET', `/webhooks/${endpoint.id}/deliveries?${around()}`, undefined, keys.acmeRead);
+    expect(listed.body.data[0]).toMatchObject({ status: 'DEAD', nextAttemptAt: null });
   });
 
   it('never puts a signing secret in an event, a delivery or a log line', async () => {
