@@ -54,8 +54,8 @@ describe('npm start on the embedded PostgreSQL', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('first start: migrates, loads the demo, prints the key, ingress URL and curl lines, serves, and stops cleanly', async () => {
-    const service = startService('all', env);
+  it('first start: migrates, loads the demo, prints the key, ingress URL and curl lines, serves, and stops in order on SIGTERM', async () => {
+    const service = startService('all', { ...env, LOG_LEVEL: 'info' });
     try {
       await service.waitFor('curl -s');
       const base = `http://localhost:${env.PORT}`;
@@ -82,12 +82,7 @@ describe('npm start on the embedded PostgreSQL', () => {
     }
     expect(service.stderr()).not.toMatch(/\n\s+at /);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
-  });
-
-  it('stops in order on SIGTERM: HTTP first, then the worker, then the database', async () => {
-    const service = startService('all', { ...env, LOG_LEVEL: 'info' });
-    await service.waitFor('curl -s');
-    expect(await service.stop('SIGTERM')).toBe(0);
+    // In order: HTTP first, then the worker, then the database.
     const steps = [...service.stdout().matchAll(/"step":"([^"]+)","msg":"stopped"/g)].map((m) => m[1]);
     expect(steps).toEqual(['http', 'ingress pool', 'rate-limit pool', 'heavy-read prisma', 'worker', 'worker pool', 'prisma', 'database']);
   });
@@ -111,44 +106,29 @@ describe('npm start on the embedded PostgreSQL', () => {
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('never signals a stranger named by a stale postmaster.pid', async () => {
+  it('second start: reuses the data, does not seed twice, never signals a stranger named by a stale postmaster.pid, refuses another start meanwhile; Ctrl-C (SIGINT) stops it', async () => {
     // Setup: a leftover postmaster.pid naming a live process that is not PostgreSQL
     const stranger = spawn('sleep', ['60']);
-    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
-    await writeFile(pidFile, `${stranger.pid}\n${dataDir}/postgres\n0\n5432\n`);
+    await writeFile(path.join(dataDir, 'postgres', 'postmaster.pid'), `${stranger.pid}\n${dataDir}/postgres\n0\n5432\n`);
     try {
       // Action: the stale file is set aside and the service starts
       const service = startService('all', env);
-      await service.waitFor('curl -s');
-      expect(await service.stop()).toBe(0);
-      // Assertions
+      try {
+        await service.waitFor('curl -s');
+        expect(alive(stranger.pid!)).toBe(true);
+        const { stdout } = await admin(env, 'list-accounts');
+        expect(JSON.parse(stdout)).toHaveLength(demo.accounts.length);
+        // Another npm start on the same DATA_DIR while this one runs is refused.
+        const second = startService('all', { ...env, PORT: String(await freePort()) });
+        expect(await second.exited).toBe(1);
+        expect(second.stderr()).toContain('another "npm start" uses this DATA_DIR');
+      } finally {
+        expect(await service.stop('SIGINT')).toBe(0);
+      }
+      expect(service.stderr()).not.toMatch(/\n\s+at /);
       expect(alive(stranger.pid!)).toBe(true);
     } finally {
       stranger.kill();
-    }
-  });
-
-  it('second start: reuses the data and does not seed twice; Ctrl-C (SIGINT) stops it cleanly', async () => {
-    const service = startService('all', env);
-    try {
-      await service.waitFor('curl -s');
-      const { stdout } = await admin(env, 'list-accounts');
-      expect(JSON.parse(stdout)).toHaveLength(demo.accounts.length);
-    } finally {
-      expect(await service.stop('SIGINT')).toBe(0);
-    }
-    expect(service.stderr()).not.toMatch(/\n\s+at /);
-  });
-
-  it('refuses a second npm start on the same DATA_DIR while one runs', async () => {
-    const first = startService('all', env);
-    try {
-      await first.waitFor('curl -s');
-      const second = startService('all', { ...env, PORT: String(await freePort()) });
-      expect(await second.exited).toBe(1);
-      expect(second.stderr()).toContain('another "npm start" uses this DATA_DIR');
-    } finally {
-      await first.stop();
     }
   });
 
