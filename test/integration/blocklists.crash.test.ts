@@ -11,6 +11,7 @@ import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot
 import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';
+import { killPoint } from '../support/kill-point.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -133,8 +134,9 @@ describe('a worker killed while pushing a block list', () => {
     const list = seeded.blocklists.list!;
     // Slow sequencer answers, so the kill lands between and during calls.
     sequencer.slow(150, /bulk-create/);
+    const calls = killPoint('calls pushed', 1, 4);
     const victim = await startFullRound(list);
-    await eventually(async () => ((await pushed()) >= 2 * PUSH_BATCH ? true : undefined), 60_000, 'two calls pushed');
+    await eventually(async () => ((await pushed()) >= calls * PUSH_BATCH ? true : undefined), 60_000, `${calls} calls pushed`);
     victim.child.kill('SIGKILL');
     await victim.exited;
     expect(await pushed()).toBeLessThan(ENTRIES);
@@ -158,7 +160,8 @@ describe('a worker killed while fetching a block list', () => {
     hubspot.slow(120, /memberships/);
     const victim = await startFullRound(list);
     const pages = () => hubspot.requests.filter((r) => r.path === `/crm/v3/lists/${fetchedListId}/memberships`).length;
-    await eventually(() => Promise.resolve(pages() >= 5 ? true : undefined), 30_000, 'five membership pages read');
+    const read = killPoint('membership pages read', 1, 20);
+    await eventually(() => Promise.resolve(pages() >= read ? true : undefined), 30_000, `${read} membership pages read`);
     victim.child.kill('SIGKILL');
     // Killed mid-read: 24 pages make the whole list.
     expect(pages()).toBeLessThan(ENTRIES / 250);

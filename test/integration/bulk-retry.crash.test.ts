@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { seedFixture, type SeedResult } from '../../src/admin/seed.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { SUPPORT_TOKEN, useTestServer } from '../support/server.js';
+import { killPoint } from '../support/kill-point.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -52,7 +53,8 @@ describe('a worker killed during a bulk re-sync', () => {
 
     // Action: a worker process takes the bulk and its first retries, and is killed mid-way.
     const victim = startService('worker', { DATABASE_URL: ctx.db.url, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'), LOG_LEVEL: 'warn' });
-    await eventually(async () => ((await progress()).ran as number) >= 300 || undefined, 60_000, 'the victim running retries');
+    const point = killPoint('retries run', 1, 2_000);
+    await eventually(async () => ((await progress()).ran as number) >= point || undefined, 60_000, `the victim running ${point} retries`);
     victim.child.kill('SIGKILL');
     await victim.exited;
     const atKill = await progress();

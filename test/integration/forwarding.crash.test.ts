@@ -10,13 +10,12 @@ import type { HubspotEmulator } from '../emulators/hubspot.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { createPipeline, startForwardingRig, ingest, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';
+import { killPoint } from '../support/kill-point.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const ctx = useTestServer();
 const EVENTS = 12;
-/** Answered at once before the kill; every later request waits this long, so the kill finds them in flight. */
-const ANSWERED_BEFORE_KILL = 4;
 const HUBSPOT_TOKEN = 'fwd-crash-token';
 
 let hubspot: HubspotEmulator;
@@ -55,7 +54,9 @@ describe('a worker killed mid-delivery', () => {
       bodies.set(body, requestId);
     }
     receiver.answerAlways({ delayMs: 30_000 });
-    receiver.answerNext(ANSWERED_BEFORE_KILL, {});
+    // A random number of requests answered at once before the kill; every later one waits 30 s, so the kill finds them in flight.
+    const answeredBeforeKill = killPoint('deliveries answered before the kill', 1, 10);
+    receiver.answerNext(answeredBeforeKill, {});
     const victim = startService('worker', {
       DATABASE_URL: ctx.db.url,
       ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
@@ -69,7 +70,7 @@ describe('a worker killed mid-delivery', () => {
     try {
       await victim.waitFor('"msg":"started"');
       await eventually(
-        async () => ((await successes(requestIds)) >= ANSWERED_BEFORE_KILL && receiver.received.length > ANSWERED_BEFORE_KILL + 2 ? true : undefined),
+        async () => ((await successes(requestIds)) >= answeredBeforeKill && receiver.received.length > answeredBeforeKill + 2 ? true : undefined),
         30_000,
         'attempts recorded and attempts in flight',
       );

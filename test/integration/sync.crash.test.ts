@@ -9,6 +9,7 @@ import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot
 import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';
+import { killPoint } from '../support/kill-point.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -58,7 +59,8 @@ describe('a worker killed mid-batch', () => {
       WORKER_CONCURRENCY: '4',
     });
     await victim.waitFor('"msg":"started"');
-    await eventually(async () => ((await recorded(requestIds)) >= 15 ? true : undefined), 60_000, '15 recorded syncs');
+    const point = killPoint('recorded syncs', 1, 100);
+    await eventually(async () => ((await recorded(requestIds)) >= point ? true : undefined), 60_000, `${point} recorded syncs`);
     victim.child.kill('SIGKILL');
     await victim.exited;
     const atKill = await recorded(requestIds);
