@@ -163,6 +163,20 @@ export class RelayStore {
     );
   }
 
+  /**
+   * Ends an execution that failed on our side for a reason no retry changes as `failed` for good, its
+   * attempts as counted; an execution already final (sent, skipped, failed for good) keeps its outcome.
+   */
+  async failForGood(executionId: number, reason: string): Promise<void> {
+    const entry = logEntry({ at: new Date().toISOString(), outcome: 'failed', error: reason });
+    await query(
+      this.pool,
+      sql`UPDATE relay_executions
+             SET status = 'failed', reason = ${reason}, next_attempt_at = NULL, sending_since = NULL, attempt_log = attempt_log || ${entry}, updated_at = now()
+           WHERE id = ${executionId} AND status NOT IN ('sent', 'skipped') AND NOT (status = 'failed' AND next_attempt_at IS NULL)`,
+    );
+  }
+
   /** Records an attempt's outcome: sent; failed with its next attempt's time; or failed for good (`retryAt` null). */
   async record(
     executionId: number,

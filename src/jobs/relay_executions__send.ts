@@ -46,13 +46,8 @@ export const relayExecutionsSend = defineTask({
   },
   recordUnrecoverable(env) {
     const store = new RelayStore(env.pool);
-    // Attempts stay as counted: an email that went out before the failure was counted when it started.
-    return ({ executionId }, message) =>
-      store.record(
-        executionId,
-        { status: 'failed', reason: `Not sent: failed on our side and not retried automatically: ${message}`, smtpCode: undefined, retryAt: null },
-        { counted: true },
-      );
+    // The email may have gone out before the failure (a record that failed after the server took it): the reason says only what is known.
+    return ({ executionId }, message) => store.failForGood(executionId, `Failed on our side and not retried automatically: ${message}`);
   },
 });
 

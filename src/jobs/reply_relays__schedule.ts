@@ -48,7 +48,11 @@ export const replyRelaysSchedule = defineTask({
     const domain = senderDomain(env.relays?.from ?? DEFAULT_SMTP_FROM);
     return async ({ requestId }, message) => {
       const request = await store.relayedRequest(requestId);
-      if (request) await store.failSchedule(request, relayMessageId(request, domain), message);
+      if (!request) return;
+      // Only a reply (or a payload that cannot be read, which might be one) gets a failed row; other events never get one.
+      const parsed = parseInbound(request.platform, request.body);
+      if (parsed.ok && !isRelayedReply(parsed.event.eventType)) return;
+      await store.failSchedule(request, relayMessageId(request, domain), message);
     };
   },
 });

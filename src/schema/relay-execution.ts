@@ -1,7 +1,7 @@
 import { sql } from '../db/sql.js';
 import { builder } from './builder.js';
 
-/** One reply relay execution as support staff see it (never through REST: it it holds what a sales rep was sent). */
+/** One reply relay execution as support staff see it (never through REST: it holds what a sales rep was sent). */
 export interface RelayExecutionRecord {
   id: bigint;
   relayId: number;

@@ -171,7 +171,7 @@ describe('relay_executions__send', () => {
     await recorderOf(relayExecutionsSend)({ executionId: Number(retrying!.id) }, MESSAGE);
 
     // Assertions: final (no next attempt), the attempts it made, the log's history kept and the failure added.
-    const reason = `Not sent: failed on our side and not retried automatically: ${MESSAGE}`;
+    const reason = `Failed on our side and not retried automatically: ${MESSAGE}`;
     const [row] = await executionsOf(ctx.db, [requestId('relayed', 1)]);
     expect(row).toMatchObject({ id: retrying!.id, status: 'failed', reason, next_attempt_at: null, sending_since: null, attempts: 2, sent_at: null });
     expect(row!.attempt_log).toHaveLength(3);
@@ -182,6 +182,12 @@ describe('relay_executions__send', () => {
     const [other] = await executionsOf(ctx.db, [requestId('relayed', 2)]);
     expect(other!.id).toBe(waiting!.id);
     expect(other).toEqual<ExecutionRow>(waitingBefore!);
+
+    // An execution already final keeps its outcome: a job that failed before it could see so must not turn it into a failure.
+    await ctx.db.query(`UPDATE relay_executions SET status = 'sent', next_attempt_at = NULL WHERE id = $1`, [waiting!.id]);
+    await recorderOf(relayExecutionsSend)({ executionId: Number(waiting!.id) }, MESSAGE);
+    const [sent] = await executionsOf(ctx.db, [requestId('relayed', 2)]);
+    expect(sent).toMatchObject({ status: 'sent', reason: null });
   });
 });
 
