@@ -53,7 +53,7 @@ describe('a worker killed during a bulk re-sync', () => {
 
     // Action: a worker process takes the bulk and its first retries, and is killed mid-way.
     const victim = startService('worker', { DATABASE_URL: ctx.db.url, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'), LOG_LEVEL: 'warn' });
-    const point = killPoint('retries run', 1, 2_000);
+    const point = killPoint('retries run', 1, 1_500);
     await eventually(async () => ((await progress()).ran as number) >= point || undefined, 60_000, `the victim running ${point} retries`);
     victim.child.kill('SIGKILL');
     await victim.exited;

@@ -59,7 +59,7 @@ describe('a worker killed mid-batch', () => {
       WORKER_CONCURRENCY: '4',
     });
     await victim.waitFor('"msg":"started"');
-    const point = killPoint('recorded syncs', 1, 100);
+    const point = killPoint('recorded syncs', 1, 60);
     await eventually(async () => ((await recorded(requestIds)) >= point ? true : undefined), 60_000, `${point} recorded syncs`);
     victim.child.kill('SIGKILL');
     await victim.exited;
