@@ -14,6 +14,10 @@ export default defineConfig({
     // One embedded PostgreSQL for the whole run; each test file clones a migrated template database.
     globalSetup: ['test/setup/postgres.ts'],
     pool: 'forks',
+    // Test files share their worker's loaded modules (Prisma, the GraphQL schema, the app): loading them
+    // per file cost ~150 s of the suite's time. Safe here: no test mocks modules, stubs globals or sets
+    // process.env; each file has its own database and servers.
+    isolate: false,
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
