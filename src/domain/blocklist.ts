@@ -8,7 +8,8 @@
  *   resync (any status but FETCHING or SYNCING) --> FETCHING (a full reload)
  *   pause: FETCHING or SYNCING --> SYNCING_NEW_CONTACTS, others unchanged; isEnabled false
  *   an error in a round: lastError set, the list back to where it rests (SYNCED once a fetch completed,
- *   else CREATED); the next round or a resync tries again.
+ *   else CREATED; a paused list keeps its status, as a finished fetch or push leaves it); the next round
+ *   or a resync tries again.
  */
 import { normalizeEmail } from './email-address.js';
 import { registrableDomain } from './registrable-domain.js';
@@ -46,9 +47,9 @@ export function afterPush(list: { status: BlocklistStatus; isEnabled: boolean })
   return list.isEnabled ? 'SYNCED' : list.status;
 }
 
-/** Where a list rests after a round failed: SYNCED once a fetch completed, else CREATED. */
-export function afterError(list: { status: BlocklistStatus; lastFetchedAt: Date | null }): BlocklistStatus {
-  if (list.status === 'SYNCED' || list.status === 'CREATED') return list.status;
+/** Where a list rests after a round failed: SYNCED once a fetch completed, else CREATED; a paused list keeps the status its pause left. */
+export function afterError(list: { status: BlocklistStatus; isEnabled: boolean; lastFetchedAt: Date | null }): BlocklistStatus {
+  if (!list.isEnabled || list.status === 'SYNCED' || list.status === 'CREATED') return list.status;
   return list.lastFetchedAt ? 'SYNCED' : 'CREATED';
 }
 

@@ -53,10 +53,12 @@ describe('the block list status machine', () => {
   });
 
   it('puts a failed round back where the list rests: SYNCED once a fetch completed, else CREATED', () => {
-    expect(afterError({ status: 'FETCHING', lastFetchedAt: null })).toBe('CREATED');
-    expect(afterError({ status: 'SYNCING', lastFetchedAt: new Date() })).toBe('SYNCED');
-    expect(afterError({ status: 'SYNCING_NEW_CONTACTS', lastFetchedAt: new Date() })).toBe('SYNCED');
-    expect(afterError({ status: 'CREATED', lastFetchedAt: null })).toBe('CREATED');
+    expect(afterError({ status: 'FETCHING', isEnabled: true, lastFetchedAt: null })).toBe('CREATED');
+    expect(afterError({ status: 'SYNCING', isEnabled: true, lastFetchedAt: new Date() })).toBe('SYNCED');
+    expect(afterError({ status: 'SYNCING_NEW_CONTACTS', isEnabled: true, lastFetchedAt: new Date() })).toBe('SYNCED');
+    expect(afterError({ status: 'CREATED', isEnabled: true, lastFetchedAt: null })).toBe('CREATED');
+    // Paused (isEnabled false): the status the pause left stays, as after a fetch or a push.
+    expect(afterError({ status: 'SYNCING_NEW_CONTACTS', isEnabled: false, lastFetchedAt: null })).toBe('SYNCING_NEW_CONTACTS');
   });
 
   it('refuses a resync while a round runs or is queued, then without a CRM source', () => {
