@@ -2,19 +2,35 @@
  * Property (issue 20): every documented GET route, given arbitrary strings for each query and path
  * parameter, in every form (missing, once, repeated, bracketed, badly percent-encoded), answers 200 or
  * one of the spec's 4xx in its error shape, never a 5xx, and every answer validates against our OpenAPI
- * document (apiFetch fails otherwise). fast-check prints the seed of any failure.
+ * document (apiFetch fails otherwise). The same for every documented mutation (POST, PATCH, DELETE) under
+ * arbitrary path parameters (a real webhook endpoint's id among them), bodies (any JSON, broken JSON,
+ * over the 64 KB limit, none) and content types. fast-check prints the seed of any failure.
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PREFIX, randomToken, sealSecret } from '../../src/domain/secrets.js';
 import { openApiDocument } from '../../src/rest/openapi.js';
 import { seedTestAccounts } from '../support/accounts.js';
+import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { apiFetch } from '../support/openapi.js';
 import { useTestServer } from '../support/server.js';
 
 const ctx = useTestServer();
 let key: string;
+/** A webhook endpoint of the key's account: mutations of it reach the body's validation, not a 404. */
+let endpointId: string;
 beforeAll(async () => {
-  key = (await seedTestAccounts(ctx.db.prisma)).keys.acmeWrite;
+  const seeded = await seedTestAccounts(ctx.db.prisma);
+  key = seeded.keys.acmeWrite;
+  endpointId = randomToken(PREFIX.webhookEndpoint);
+  await ctx.db.prisma.webhookEndpoint.create({
+    data: {
+      publicId: endpointId,
+      accountId: seeded.accounts['acme']!,
+      url: 'https://hooks.example.com/property',
+      secretEncrypted: sealSecret(TEST_ENCRYPTION_KEY, randomToken(PREFIX.webhookSecret)),
+    },
+  });
 });
 
 /** Cases per route, and the time each route may take at most (whichever comes first). */
@@ -24,8 +40,9 @@ interface Parameter {
   name: string;
   in: 'query' | 'path';
 }
+type Operation = { parameters?: Array<Parameter | { $ref: string }> };
 type Doc = {
-  paths: Record<string, { get?: { parameters?: Array<Parameter | { $ref: string }> } }>;
+  paths: Record<string, Partial<Record<'get' | 'post' | 'patch' | 'delete', Operation>>>;
   components: { parameters: Record<string, Parameter> };
 };
 const doc = openApiDocument as unknown as Doc;
@@ -34,8 +51,20 @@ const GET_ROUTES = Object.entries(doc.paths)
   .filter(([path, item]) => item.get && path.startsWith('/api/v1/') && !path.startsWith('/api/v1/openapi'))
   .map(([path, item]) => ({
     path,
-    parameters: (item.get!.parameters ?? []).map((p) => ('$ref' in p ? doc.components.parameters[p.$ref.split('/').pop()!]! : p)),
+    parameters: (item.get!.parameters ?? []).map(resolveParameter),
   }));
+
+const MUTATIONS = Object.entries(doc.paths)
+  .filter(([path]) => path.startsWith('/api/v1/'))
+  .flatMap(([path, item]) =>
+    (['post', 'patch', 'delete'] as const)
+      .filter((method) => item[method])
+      .map((method) => ({ path, method, pathParams: (item[method]!.parameters ?? []).map(resolveParameter).filter((p) => p.in === 'path') })),
+  );
+
+function resolveParameter(p: Parameter | { $ref: string }): Parameter {
+  return '$ref' in p ? doc.components.parameters[p.$ref.split('/').pop()!]! : p;
+}
 
 /** A value as a client might send it: plausible, empty, huge, exotic, or not even well percent-encoded. */
 const value = fc.oneof(
@@ -105,4 +134,61 @@ describe('every GET route under arbitrary parameters', () => {
       RUNS,
     );
   });
+});
+
+/** A body as a client might send one: none, any JSON, JSON-looking garbage, or over the 64 KB limit. */
+const body = fc.oneof(
+  fc.constant(undefined),
+  fc.json({ maxDepth: 3 }),
+  fc
+    .record(
+      { url: fc.oneof(fc.webUrl(), fc.string()), description: fc.string(), enabledEvents: fc.array(fc.string()), isActive: fc.anything() },
+      { requiredKeys: [] },
+    )
+    .map((b) => JSON.stringify(b)),
+  fc.string({ maxLength: 40 }),
+  fc.constantFrom('{', '{"url":', '[]', 'null', '{"__proto__":{"x":1}}', `{"description":"${'x'.repeat(70_000)}"}`),
+);
+const contentType = fc.constantFrom(
+  undefined,
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+);
+
+describe('every mutation under arbitrary bodies', () => {
+  it('has mutations to try', () => {
+    expect(MUTATIONS.length).toBeGreaterThan(8);
+  });
+
+  it.each(MUTATIONS.map((m) => [`${m.method.toUpperCase()} ${m.path}`, m] as const))(
+    '%s: 2xx or a 4xx in the spec shape, never a 5xx',
+    async (_name, route) => {
+      const pathValue = fc.oneof(
+        fc.constant(endpointId),
+        value.filter((v) => v !== '' && !v.includes('%2F') && !/^(\.|%2e){1,2}$/i.test(v)),
+      );
+      const request = fc.record({ path: fc.tuple(...route.pathParams.map(() => pathValue)), body, contentType });
+      await fc.assert(
+        fc.asyncProperty(request, async ({ path, body: sent, contentType: type }) => {
+          let url = route.path;
+          route.pathParams.forEach((p, i) => (url = url.replace(`{${p.name}}`, path[i]!)));
+          const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...(type ? { 'content-type': type } : {}) };
+          const res = await apiFetch(`${ctx.server.baseUrl}${url}`, {
+            method: route.method.toUpperCase(),
+            headers,
+            ...(sent === undefined ? {} : { body: sent }),
+          });
+          expect(res.status).toBeLessThan(500);
+          if (res.status >= 400) {
+            expect(res.body).toMatchObject({ statusCode: res.status, error: expect.any(String) });
+            expect([res.body.message].flat().every((m: unknown) => typeof m === 'string' && m.length > 0)).toBe(true);
+          }
+        }),
+        RUNS,
+      );
+    },
+  );
 });
