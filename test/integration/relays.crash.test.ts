@@ -17,12 +17,14 @@ import {
   pullForward,
   RELAY_FROM,
   relayMessageId,
+  SMTP_STALLS,
   startSilentSmtp,
   waitForMailTo,
   type ExecutionRow,
   type TestRelay,
 } from '../support/relays.js';
 import { useTestServer } from '../support/server.js';
+import { killPoint } from '../support/kill-point.js';
 import { startService, type ServiceProcess } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -157,8 +159,9 @@ describe('a worker killed while a relay email is pending', () => {
   }, 90_000);
 
   it('sends once, with the same Message-ID, when its worker died in the middle of the SMTP conversation', async () => {
-    // Setup: a server that never greets, so the victim's attempt hangs.
-    const silent = await startSilentSmtp();
+    // Setup: a server that falls silent at a random point of the conversation, so the victim's attempt hangs there.
+    const stall = SMTP_STALLS[killPoint('the SMTP conversation (greeting, ehlo, mail, rcpt, message)', 0, SMTP_STALLS.length - 1)]!;
+    const silent = await startSilentSmtp(stall);
     const r = await createRelay(ctx.db.prisma, { connectionId, name: 'CrashMidSend' });
     let requestId: number;
     try {
@@ -168,7 +171,7 @@ describe('a worker killed while a relay email is pending', () => {
         const sending = await executionWhen(ctx.db, requestId, (e) => e.sending_since !== null, 'in flight', 30_000);
         expect(sending).toMatchObject({ status: 'scheduled', attempts: 1 });
         // The attempt is marked before it connects: under load, its connection may arrive a moment later.
-        await eventually(() => Promise.resolve(silent.connections > 0 ? true : undefined), 10_000, 'the attempt to reach the SMTP server');
+        await eventually(() => Promise.resolve(silent.stalled ? true : undefined), 10_000, `the attempt to reach the SMTP server's silence at ${stall}`);
 
         // Action: the victim dies mid-attempt; another worker takes over its locked job.
       } finally {

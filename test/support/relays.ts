@@ -191,32 +191,75 @@ export function smartleadCategorySample(email: string, category: { id: number | 
   });
 }
 
+/** Where a stalling mail server stops answering: before its greeting, at EHLO, MAIL, RCPT, or after the whole message. */
+export const SMTP_STALLS = ['greeting', 'ehlo', 'mail', 'rcpt', 'message'] as const;
+export type SmtpStall = (typeof SMTP_STALLS)[number];
+
 /**
- * A mail server that accepts connections and never says a word: a client sending through it waits for
- * the greeting (nodemailer: 10 s), so a worker killed meanwhile dies in the middle of its attempt.
+ * A mail server that speaks SMTP up to `stall` and then never says another word: a client sending
+ * through it waits for an answer (nodemailer: 10 s for the greeting, minutes for the rest), so a worker
+ * killed meanwhile dies at that point of its conversation. At `message` it has read the whole message,
+ * final dot included, and never confirms it: the worst case, an email the sender cannot know went out.
  */
 interface SilentSmtp {
   url: string;
   /** Connections accepted so far. */
   readonly connections: number;
+  /** Whether a client has reached the stall (the server has stopped answering it). */
+  readonly stalled: boolean;
   close(): Promise<void>;
 }
 
-export async function startSilentSmtp(): Promise<SilentSmtp> {
+export async function startSilentSmtp(stall: SmtpStall = 'greeting'): Promise<SilentSmtp> {
   const sockets = new Set<Socket>();
   let connections = 0;
+  let stalled = false;
   const server = net.createServer((socket) => {
     connections += 1;
     sockets.add(socket);
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
+    if (stall === 'greeting') {
+      stalled = true;
+      return;
+    }
+    socket.write('220 silent.test ESMTP\r\n');
+    let buffered = '';
+    let inMessage = false;
+    socket.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('latin1');
+      if (inMessage) {
+        if (buffered.includes('\r\n.\r\n')) stalled = true;
+        return;
+      }
+      let newline: number;
+      while (!stalled && (newline = buffered.indexOf('\r\n')) >= 0) {
+        const command = buffered.slice(0, newline).toUpperCase();
+        buffered = buffered.slice(newline + 2);
+        const answer = replyTo(command);
+        if (answer === null) stalled = true;
+        else socket.write(answer);
+        if (command === 'DATA') inMessage = true;
+      }
+    });
   });
+  /** The answer to one command, or null where the server falls silent. */
+  function replyTo(command: string): string | null {
+    if (command.startsWith('EHLO') || command.startsWith('HELO')) return stall === 'ehlo' ? null : '250-silent.test\r\n250 8BITMIME\r\n';
+    if (command.startsWith('MAIL')) return stall === 'mail' ? null : '250 OK\r\n';
+    if (command.startsWith('RCPT')) return stall === 'rcpt' ? null : '250 OK\r\n';
+    if (command === 'DATA') return '354 End data with <CR><LF>.<CR><LF>\r\n';
+    return '250 OK\r\n';
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {
     url: `smtp://127.0.0.1:${port}`,
     get connections() {
       return connections;
+    },
+    get stalled() {
+      return stalled;
     },
     close: () =>
       new Promise<void>((resolve) => {
