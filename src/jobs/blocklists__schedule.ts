@@ -19,6 +19,8 @@ export const blocklistsSchedule = defineTask({
   payload: z.object({}),
   defaults: { maxAttempts: 1 },
   lane: 'loops',
+  // Bounded already: one attempt, and the next minute runs it again.
+  recordUnrecoverable: null,
   handler(env) {
     const refreshMinutes = env.blocklists?.refreshMinutes ?? DEFAULT_BLOCKLISTS.refreshMinutes;
     return async () => {

@@ -36,6 +36,8 @@ export const deliveriesSend = defineTask({
   defaults: { maxAttempts: 25, jobKey: (payload) => `deliveries:${payload.destinationId}`, queueName: (payload) => `deliveries:${payload.destinationId}` },
   healthCheck: 'destinations_forwarding',
   lane: 'loops',
+  // Bounded per attempt instead: the loop sets a failing attempt aside and records it at its third failure (setAside below).
+  recordUnrecoverable: null,
   handler(env) {
     const { attemptTimeoutMs = ATTEMPT_TIMEOUT_MS, ...forwarding } = env.forwarding ?? {};
     const settings = { ...defaultForwarding, ...forwarding };

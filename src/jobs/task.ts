@@ -32,10 +32,11 @@ export interface TaskDefinition<S extends z.ZodType> {
    * Builds, once per worker process, what a job records as its outcome when it has failed
    * {@link UNRECOVERABLE_AFTER} times for a reason no retry changes (issue 20): the failure its readers
    * see (a sync's error, a relay's failed row, a list's last error) instead of the queue's remaining
-   * attempts spent in silence. Transient failures keep graphile-worker's schedule. Without it, a task's
-   * failures all go to graphile-worker (one whose own run is bounded, like the minute's schedule).
+   * attempts spent in silence. Transient failures keep graphile-worker's schedule. Every task decides:
+   * `null` says its failures are bounded another way (the outbox loops set a failing item aside and record
+   * it themselves; the minute's schedule runs once, with one attempt).
    */
-  recordUnrecoverable?(env: JobEnvironment): (payload: z.output<S>, message: string) => Promise<void>;
+  recordUnrecoverable: ((env: JobEnvironment) => (payload: z.output<S>, message: string) => Promise<void>) | null;
 }
 
 type TaskHandler<P> = (payload: P, helpers: JobHelpers) => Promise<void>;

@@ -39,6 +39,8 @@ export const webhookDeliveriesSend = defineTask({
   // One queue per endpoint (one loop at a time); the SQL below spells the same rules.
   defaults: { maxAttempts: 25, jobKey: (payload) => `webhooks:${payload.endpointId}`, queueName: (payload) => `webhooks:${payload.endpointId}` },
   lane: 'webhooks',
+  // Bounded per delivery instead: the loop sets a failing delivery aside and makes it DEAD at its third failure.
+  recordUnrecoverable: null,
   handler(env) {
     const { attemptTimeoutMs = ATTEMPT_TIMEOUT_MS, ...webhooks } = env.webhooks ?? {};
     const settings = { ...defaultWebhooks, ...webhooks };

@@ -89,7 +89,7 @@ afterAll(async () => {
 });
 
 /** The task's recorder, built as the worker builds it once per process. */
-function recorderOf<P>(task: { identifier: string; recordUnrecoverable?(env: JobEnvironment): (payload: P, message: string) => Promise<void> }) {
+function recorderOf<P>(task: { identifier: string; recordUnrecoverable: ((env: JobEnvironment) => (payload: P, message: string) => Promise<void>) | null }) {
   if (!task.recordUnrecoverable) throw new Error(`${task.identifier} records no unrecoverable outcome`);
   return task.recordUnrecoverable(env);
 }

@@ -2,6 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { CATALOG, tasksByHealthCheck } from '../../src/jobs/catalog.js';
 import { addJobsSql } from '../../src/jobs/enqueue.js';
 import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { blocklistsFetch } from '../../src/jobs/blocklists__fetch.js';
+import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
+import { blocklistsSchedule } from '../../src/jobs/blocklists__schedule.js';
+import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
+import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
+import { replyRelaysSchedule } from '../../src/jobs/reply_relays__schedule.js';
+import { syncsBulkRetry } from '../../src/jobs/syncs__bulk_retry.js';
+import { webhookDeliveriesSend } from '../../src/jobs/webhook_deliveries__send.js';
 import { sql } from '../../src/db/sql.js';
 
 describe('the job catalog', () => {
@@ -32,6 +40,28 @@ describe('the job catalog', () => {
         ],
       ]),
     );
+  });
+});
+
+describe('failures no retry changes (issue 20)', () => {
+  it('are recorded as an outcome by every task but those bounded another way (outbox loops per item, the minute schedule)', () => {
+    const tasks = [
+      syncsRun,
+      deliveriesSend,
+      replyRelaysSchedule,
+      relayExecutionsSend,
+      webhookDeliveriesSend,
+      blocklistsSchedule,
+      blocklistsFetch,
+      blocklistsPush,
+      syncsBulkRetry,
+    ];
+    expect(tasks.map((t) => t.identifier).sort()).toEqual(CATALOG.map((e) => e.identifier).sort());
+    expect(tasks.filter((t) => t.recordUnrecoverable === null).map((t) => t.identifier)).toEqual([
+      'deliveries__send',
+      'webhook_deliveries__send',
+      'blocklists__schedule',
+    ]);
   });
 });
 
