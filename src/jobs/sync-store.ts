@@ -76,9 +76,11 @@ export class SyncStore {
    * Records an error outcome for a request whose sync failed on our side in a way no retry changes (a
    * value PostgreSQL refused, a programming error), with the pipeline's health, without the parsed event
    * (it may be what failed): the sync row is created if the failure came before it, and an outcome
-   * already recorded stands. The request's delayed forwarding goes out as for any first outcome.
+   * already recorded stands, except an error a retry (`retry`) was asked to replace: the retry's failure
+   * is its new outcome (and the sync counts as run for a bulk re-sync). The request's delayed forwarding
+   * goes out as for any first outcome, never again for a retry.
    */
-  async failUnrecoverable(requestId: number, message: string): Promise<void> {
+  async failUnrecoverable(requestId: number, retry: boolean, message: string): Promise<void> {
     const error = { message: `The sync failed on our side and will not be retried automatically: ${message}` };
     await withTransaction(this.pool, async (client) => {
       const { rows } = await query<PipelineRef & { recorded: boolean }>(
@@ -92,10 +94,11 @@ export class SyncStore {
               INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, status, error, attempts, created_at, updated_at)
               SELECT account_id, connection_id, source_id, request_id, platform, ${UNKNOWN_EVENT_TYPE}, '', 'error', ${JSON.stringify(error)}::jsonb, 1, created_at, now()
                 FROM target
-              ON CONFLICT (request_id) DO UPDATE SET status = 'error', error = EXCLUDED.error, updated_at = now() WHERE syncs.status IS NULL
+              ON CONFLICT (request_id) DO UPDATE SET status = 'error', error = EXCLUDED.error, updated_at = now()
+                WHERE syncs.status IS NULL OR (${retry}::boolean AND syncs.status = 'error')
               RETURNING request_id, source_id, event_type
             ),
-            forwarded AS (${pendingOnOutcomeSql(sql`(SELECT request_id, source_id, event_type, false AS readable FROM recorded)`)}),
+            forwarded AS (${pendingOnOutcomeSql(sql`(SELECT request_id, source_id, event_type, false AS readable FROM recorded WHERE NOT ${retry}::boolean)`)}),
             sending AS (SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded))
             SELECT account_id AS "accountId", source_id AS "sourceId", connection_id AS "connectionId", platform, crm,
                    EXISTS (SELECT 1 FROM recorded) AS recorded, (SELECT n FROM sending) AS sending

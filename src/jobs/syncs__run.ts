@@ -39,7 +39,7 @@ export const syncsRun = defineTask({
   },
   recordUnrecoverable(env) {
     const store = new SyncStore(env.pool);
-    return (payload, message) => store.failUnrecoverable(payload.requestId, message);
+    return (payload, message) => store.failUnrecoverable(payload.requestId, payload.retry === true, message);
   },
 });
 

@@ -13,6 +13,7 @@ import { blocklistsFetch } from '../../src/jobs/blocklists__fetch.js';
 import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
 import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
 import { replyRelaysSchedule } from '../../src/jobs/reply_relays__schedule.js';
+import { syncsRun } from '../../src/jobs/syncs__run.js';
 import type { JobEnvironment } from '../../src/jobs/task.js';
 import { createLogger } from '../../src/logger.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
@@ -102,6 +103,48 @@ async function dbNow(): Promise<Date> {
 
 const requestId = (ref: string, index: number) => requests[ref]![index]!;
 const relayId = () => seeded.replyRelays.rep!;
+
+describe('syncs__run', () => {
+  /** The sync row of the `plain` source's request, with this status and error, updated long ago. */
+  async function syncWith(status: 'error' | 'success', error: unknown): Promise<number> {
+    const requestId = requests['plain']![0]!;
+    await ctx.db.query(
+      `INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, status, error, attempts, updated_at)
+       SELECT r.account_id, r.connection_id, r.source_id, r.id, 'smartlead', 'EMAIL_REPLY', 'lead4@prospect.test', $2::sync_status, $3::jsonb, 1, '2026-01-01T00:00:00Z'
+         FROM requests r WHERE r.id = $1
+       ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at`,
+      [requestId, status, JSON.stringify(error)],
+    );
+    return requestId;
+  }
+  const syncOf = async (requestId: number) =>
+    (
+      await ctx.db.query<{ status: string; error: unknown; updated_at: Date }>('SELECT status::text, error, updated_at FROM syncs WHERE request_id = $1', [
+        requestId,
+      ])
+    )[0]!;
+
+  it("records a failed retry as the sync's new error (so a bulk re-sync counts it as run), and leaves a recorded outcome to a first run", async () => {
+    const crmError = { message: 'HubSpot refused the contact' };
+    const requestId = await syncWith('error', crmError);
+    const failed = { message: `The sync failed on our side and will not be retried automatically: ${MESSAGE}` };
+
+    // A first run's failure does not replace an outcome recorded meanwhile.
+    await recorderOf(syncsRun)({ requestId }, MESSAGE);
+    expect(await syncOf(requestId)).toMatchObject({ status: 'error', error: crmError });
+
+    // A retry's does: the error it was asked to replace is now its own.
+    await recorderOf(syncsRun)({ requestId, retry: true }, MESSAGE);
+    const retried = await syncOf(requestId);
+    expect(retried).toMatchObject({ status: 'error', error: failed });
+    expect(retried.updated_at.getTime()).toBeGreaterThan(Date.parse('2026-01-02T00:00:00Z'));
+
+    // A retry never replaces a success.
+    await syncWith('success', null);
+    await recorderOf(syncsRun)({ requestId, retry: true }, MESSAGE);
+    expect(await syncOf(requestId)).toMatchObject({ status: 'success', error: null });
+  });
+});
 
 describe('reply_relays__schedule', () => {
   it('records a failed execution saying why, with its Message-ID and no send job, once however often it is called', async () => {
