@@ -203,8 +203,9 @@ async function setAside(destinationId: number, attempt: ClaimedAttempt, error: u
     `forwarding failed on our side${final ? ': recorded as an error' : ''}`,
   );
   if (!final) return;
-  const parsed = attempt.platform ? parseInbound(attempt.platform, attempt.body) : null;
-  const message = `Not delivered: failed on our side and not retried automatically: ${failureMessage(error)}`;
+  const event = eventOf(attempt);
+  // The POST may have gone out and been answered before what failed (recording it): say only what is known.
+  const message = `Failed on our side and not retried automatically (the destination may have received it): ${failureMessage(error)}`;
   await loop.store.record({
     pendingId: attempt.id,
     destinationId,
@@ -217,8 +218,8 @@ async function setAside(destinationId: number, attempt: ClaimedAttempt, error: u
             accountId: attempt.accountId,
             connectionId: attempt.connectionId ?? attempt.destinationConnectionId,
             sourceId: attempt.sourceId,
-            eventType: parsed?.ok ? parsed.event.eventType : 'UNKNOWN',
-            toEmail: parsed?.ok ? parsed.event.identity : '',
+            eventType: event?.eventType ?? 'UNKNOWN',
+            toEmail: event?.identity ?? '',
             status: 'error',
             httpStatus: null,
             error: { message },
@@ -227,6 +228,16 @@ async function setAside(destinationId: number, attempt: ClaimedAttempt, error: u
           },
     retry: null,
   });
+}
+
+/** The event's type and contact for the record, or null when the payload cannot be read (the parser may be what failed). */
+function eventOf(attempt: ClaimedAttempt): { eventType: string; identity: string } | null {
+  try {
+    const parsed = attempt.platform ? parseInbound(attempt.platform, attempt.body) : null;
+    return parsed?.ok ? parsed.event : null;
+  } catch {
+    return null;
+  }
 }
 
 /** POSTs the sequencer's body as it came, with its content type and the event's headers. */

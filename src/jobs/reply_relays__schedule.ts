@@ -50,12 +50,21 @@ export const replyRelaysSchedule = defineTask({
       const request = await store.relayedRequest(requestId);
       if (!request) return;
       // Only a reply (or a payload that cannot be read, which might be one) gets a failed row; other events never get one.
-      const parsed = parseInbound(request.platform, request.body);
-      if (parsed.ok && !isRelayedReply(parsed.event.eventType)) return;
+      if (readsAsOtherThanReply(request)) return;
       await store.failSchedule(request, relayMessageId(request, domain), message);
     };
   },
 });
+
+/** Whether the request reads as an event other than a relayed reply; false when it cannot be read, even by a parser that throws. */
+function readsAsOtherThanReply(request: RelayedRequest): boolean {
+  try {
+    const parsed = parseInbound(request.platform, request.body);
+    return parsed.ok && !isRelayedReply(parsed.event.eventType);
+  } catch {
+    return false;
+  }
+}
 
 /** The Message-ID of a relay's email for a request: one per relay and reply, the same on every attempt. */
 function relayMessageId(request: RelayedRequest, domain: string): string {

@@ -65,7 +65,7 @@ export const webhookDeliveriesSend = defineTask({
             deliver: (delivery) =>
               attempt(endpointId, delivery, { http, settings, secrets, sandboxOrigin: env.sandboxOrigin }).then((record) => store.record(record)),
             setAside: async (delivery, error) => {
-              const message = `Not attempted again: failed on our side, not the endpoint's fault: ${failureMessage(error)}`;
+              const message = `Not attempted again: failed on our side, not the endpoint's fault (it may have received an attempt): ${failureMessage(error)}`;
               const failures = await store.countInternalFailure(delivery.id, message);
               env.logger.error({ err: error, endpointId, deliveryId: delivery.publicId, failures }, 'webhook delivery failed on our side');
             },

@@ -564,7 +564,12 @@ describe('a failure on our side (issue 20)', () => {
         [
           [String(others[0]), 'success', 200, null],
           [String(others[1]), 'success', 200, null],
-          [String(poison), 'error', null, { message: 'Not delivered: failed on our side and not retried automatically: refused by the test' }],
+          [
+            String(poison),
+            'error',
+            null,
+            { message: 'Failed on our side and not retried automatically (the destination may have received it): refused by the test' },
+          ],
         ].sort(),
       );
       expect(await pendingCount(ctx.db, [poison, ...others])).toBe(0);
@@ -573,7 +578,7 @@ describe('a failure on our side (issue 20)', () => {
       const listed = await apiGet(ctx.server.baseUrl, `/deliveries?destinationId=${destination!.id}&status=error&${around()}`, keys.acmeRead);
       expect(listed.status).toBe(200);
       expect(listed.body.data.map((d: { httpStatus: number | null; error: unknown }) => [d.httpStatus, d.error])).toEqual([
-        [null, { message: 'Not delivered: failed on our side and not retried automatically: refused by the test' }],
+        [null, { message: 'Failed on our side and not retried automatically (the destination may have received it): refused by the test' }],
       ]);
     } finally {
       await ctx.db.query('DROP TRIGGER refuse_poison_delivery ON deliveries');

@@ -122,7 +122,14 @@ describe('a job that fails on our side (issue 20)', () => {
     for (const bulkRetryId of [poisoned!, conflicted!]) await enqueue(utils, syncsBulkRetry, { bulkRetryId });
 
     // Action: the real worker runs both (graphile-worker's backoff: e^1 then e^2 seconds between runs).
-    const worker = await startTestWorker(db.url, {});
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const worker = await startTestWorker(db.url, {}, { logger: createLogger('info', sink) });
     try {
       const recorded = await eventually(
         async () => (await db.query<{ error: string | null }>('SELECT error FROM bulk_retries WHERE id = $1', [poisoned]))[0]?.error ?? undefined,
@@ -141,6 +148,11 @@ describe('a job that fails on our side (issue 20)', () => {
       expect(conflictJob.last_error).toContain('conflict made by the test');
       const [conflictedBulk] = await db.query<{ error: string | null }>('SELECT error FROM bulk_retries WHERE id = $1', [conflicted]);
       expect(conflictedBulk!.error).toBeNull();
+      // Recorded at the third run, not before: the one line saying so names the job's attempts.
+      const recordedLines = lines
+        .map((line) => JSON.parse(line) as { msg: string; task?: string; attempts?: number })
+        .filter((l) => l.msg.startsWith('job failed on our side'));
+      expect(recordedLines.map((l) => [l.task, l.attempts])).toEqual([['syncs__bulk_retry', 3]]);
     } finally {
       await worker.stop();
       await db.query('DROP TRIGGER refuse_bulk ON bulk_retries');

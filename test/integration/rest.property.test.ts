@@ -136,15 +136,24 @@ describe('every GET route under arbitrary parameters', () => {
   });
 });
 
+/** URLs an endpoint might be given: IP literals only, so no case waits on DNS (CI has none). */
+const url = fc.constantFrom(
+  'https://93.184.215.14/hook',
+  'https://10.0.0.1/hook',
+  'https://127.0.0.1:8443/',
+  'https://[::1]/x',
+  'http://93.184.215.14/plain-http',
+  'https://user:pw@93.184.215.14/creds',
+  `https://93.184.215.14/${'p'.repeat(2_100)}`,
+  'ftp://93.184.215.14/',
+);
+
 /** A body as a client might send one: none, any JSON, JSON-looking garbage, or over the 64 KB limit. */
 const body = fc.oneof(
   fc.constant(undefined),
   fc.json({ maxDepth: 3 }),
   fc
-    .record(
-      { url: fc.oneof(fc.webUrl(), fc.string()), description: fc.string(), enabledEvents: fc.array(fc.string()), isActive: fc.anything() },
-      { requiredKeys: [] },
-    )
+    .record({ url: fc.oneof(url, fc.string()), description: fc.string(), enabledEvents: fc.array(fc.string()), isActive: fc.anything() }, { requiredKeys: [] })
     .map((b) => JSON.stringify(b)),
   fc.string({ maxLength: 40 }),
   fc.constantFrom('{', '{"url":', '[]', 'null', '{"__proto__":{"x":1}}', `{"description":"${'x'.repeat(70_000)}"}`),
@@ -166,8 +175,9 @@ describe('every mutation under arbitrary bodies', () => {
   it.each(MUTATIONS.map((m) => [`${m.method.toUpperCase()} ${m.path}`, m] as const))(
     '%s: 2xx or a 4xx in the spec shape, never a 5xx',
     async (_name, route) => {
+      // The real endpoint's id reaches each body's validation; DELETE gets other ids only, so it stays there for the rest.
       const pathValue = fc.oneof(
-        fc.constant(endpointId),
+        fc.constant(route.method === 'delete' ? 'svcwh_notThisOne' : endpointId),
         value.filter((v) => v !== '' && !v.includes('%2F') && !/^(\.|%2e){1,2}$/i.test(v)),
       );
       const request = fc.record({ path: fc.tuple(...route.pathParams.map(() => pathValue)), body, contentType });

@@ -452,10 +452,16 @@ describe('delivery', () => {
       status: 'DEAD',
       attempts: 0,
       last_http_status: null,
-      last_error: expect.stringMatching(/^Not attempted again: failed on our side, not the endpoint's fault: /),
+      last_error: expect.stringMatching(/^Not attempted again: failed on our side, not the endpoint's fault \(it may have received an attempt\): /),
     });
     expect(dead!.last_error).not.toContain(endpoint.secret);
     expect(receiver.on('/unopenable')).toEqual([]);
+    // Three failures on our side, no fewer: the third made it DEAD.
+    const [failures] = await ctx.db.query<{ internal_failures: number }>(
+      'SELECT d.internal_failures FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.public_id = $1',
+      [endpoint.id],
+    );
+    expect(failures).toEqual({ internal_failures: 3 });
     const [counts] = await ctx.db.query<{ consecutive_dead_count: number; is_active: boolean }>(
       'SELECT consecutive_dead_count, is_active FROM webhook_endpoints WHERE public_id = $1',
       [endpoint.id],

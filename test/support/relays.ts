@@ -207,6 +207,8 @@ interface SilentSmtp {
   readonly connections: number;
   /** Whether a client has reached the stall (the server has stopped answering it). */
   readonly stalled: boolean;
+  /** At the `message` stall: the message it read and never confirmed, headers included. */
+  readonly swallowed: string | undefined;
   close(): Promise<void>;
 }
 
@@ -214,6 +216,7 @@ export async function startSilentSmtp(stall: SmtpStall = 'greeting'): Promise<Si
   const sockets = new Set<Socket>();
   let connections = 0;
   let stalled = false;
+  let swallowed: string | undefined;
   const server = net.createServer((socket) => {
     connections += 1;
     sockets.add(socket);
@@ -229,7 +232,10 @@ export async function startSilentSmtp(stall: SmtpStall = 'greeting'): Promise<Si
     socket.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('latin1');
       if (inMessage) {
-        if (buffered.includes('\r\n.\r\n')) stalled = true;
+        if (buffered.includes('\r\n.\r\n')) {
+          stalled = true;
+          swallowed = buffered;
+        }
         return;
       }
       let newline: number;
@@ -260,6 +266,9 @@ export async function startSilentSmtp(stall: SmtpStall = 'greeting'): Promise<Si
     },
     get stalled() {
       return stalled;
+    },
+    get swallowed() {
+      return swallowed;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -4,7 +4,7 @@ import { addJobsSql } from '../../src/jobs/enqueue.js';
 import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { blocklistsFetch } from '../../src/jobs/blocklists__fetch.js';
 import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
-import { blocklistsSchedule } from '../../src/jobs/blocklists__schedule.js';
+import { BLOCKLIST_CRON, blocklistsSchedule } from '../../src/jobs/blocklists__schedule.js';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
 import { replyRelaysSchedule } from '../../src/jobs/reply_relays__schedule.js';
@@ -61,6 +61,14 @@ describe('failures no retry changes (issue 20)', () => {
       'deliveries__send',
       'webhook_deliveries__send',
       'blocklists__schedule',
+    ]);
+  });
+});
+
+describe('the block list schedule', () => {
+  it('is a crontab item running blocklists__schedule every minute, never backfilled', () => {
+    expect(BLOCKLIST_CRON).toEqual([
+      { task: 'blocklists__schedule', match: '* * * * *', identifier: 'blocklists-schedule', options: { backfillPeriod: 0, maxAttempts: 1 } },
     ]);
   });
 });
