@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { ErrorBody } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import type { RequestAcceptor } from './accept.js';
-import { readBody } from './body.js';
+import { readBody } from '../http/body.js';
 import { ingressTarget } from './path.js';
 
 /**

@@ -11,6 +11,7 @@ import { authenticate } from './auth.js';
 import { runOperation } from './executor.js';
 import { installOpenApi, openApiDocument } from './openapi.js';
 import { RestError } from './params.js';
+import { restJsonBody } from './json-body.js';
 import { answerPerIp, perIpMiddleware, rateLimiters, type RateLimiters } from './rate-limit.js';
 import { ROUTES, type Route, type RouteEnv } from './routes.js';
 
@@ -41,7 +42,7 @@ export function installRest(app: Express, deps: RestDeps): void {
   installOpenApi(router, perIpMiddleware(limits));
   const generalGuard = requireKey(deps.shared.prisma, limits);
   const outreachGuard = requireKey(deps.shared.prisma, null);
-  const jsonParser = express.json({ limit: '64kb' });
+  const jsonParser = restJsonBody();
   for (const route of ROUTES) {
     const guards = route.bucket === 'outreach' ? [outreachGuard, limits.outreach] : [generalGuard, limits.perAccount];
     router[route.method ?? 'get'](route.path, ...guards, access(route), ...(route.body ? [jsonParser] : []), handle(route, env, deps));

@@ -16,7 +16,12 @@ beforeAll(async () => {
 });
 
 /** Sends `size` bytes of body in 16 KB writes, as a slow client does, reading whatever comes back meanwhile. */
-function sendWhole(path: string, size: number, headers: Record<string, string> = {}): Promise<{ answer: string; writeError: string | null; wrote: number }> {
+function sendWhole(
+  path: string,
+  size: number,
+  headers: Record<string, string> = {},
+  { chunked = false }: { chunked?: boolean } = {},
+): Promise<{ answer: string; writeError: string | null; wrote: number }> {
   const port = Number(new URL(ctx.server.baseUrl).port);
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -30,17 +35,20 @@ function sendWhole(path: string, size: number, headers: Record<string, string> =
     socket.on('data', (data) => (answer += data.toString()));
     socket.on('error', (error: Error & { code?: string }) => (writeError ??= error.code ?? error.message));
     socket.on('close', () => resolve({ answer, writeError, wrote }));
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n${extra}\r\n`);
+    const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`;
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n${extra}\r\n`);
     const pump = () => {
       if (writeError || socket.destroyed) return;
       if (wrote >= size) {
         // Done sending: give the answer a moment, then hang up.
+        if (chunked) socket.write('0\r\n\r\n');
         setTimeout(() => socket.end(), 200);
         return;
       }
       const piece = chunk.subarray(0, Math.min(chunk.length, size - wrote));
       wrote += piece.length;
-      socket.write(piece, () => setTimeout(pump, 1));
+      const framed = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+      socket.write(framed, () => setTimeout(pump, 1));
     };
     pump();
   });
@@ -59,8 +67,12 @@ describe('a body over the limit', () => {
     expect(body).toEqual({ statusCode: 413, message: expect.any(String), error: 'Payload Too Large' });
   });
 
-  it('reads at most 16 MB of it: a client sending more is cut off, after the 413 was written', async () => {
-    const { answer, wrote } = await sendWhole('/webhooks/anycode0000000001', 40 * 1024 * 1024);
+  it.each([
+    ['the ingress', '/webhooks/anycode0000000001', {}],
+    ['a REST body, its size declared', '/api/v1/webhooks', {}],
+    ['a REST body, chunked', '/api/v1/webhooks', { chunked: true }],
+  ])('on %s: reads at most 16 MB of it; a client sending more is cut off, after the 413 was written', async (_what, path, options) => {
+    const { answer, wrote } = await sendWhole(path, 40 * 1024 * 1024, { Authorization: `Bearer ${writeKey}` }, options);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(wrote).toBeLessThan(40 * 1024 * 1024);
   });

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 
-/** The spec's ingress limit. */
+/** The spec's ingress limit, the default. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
 export type BodyRead = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' | 'not_utf8' };
@@ -18,7 +18,7 @@ const DRAIN_BYTES = 16 * 1024 * 1024;
 const DRAIN_MS = 10_000;
 
 /**
- * Reads a request body up to `limit` bytes. A declared or actual size over the limit stops keeping it
+ * Reads a request body up to `limit` bytes (the ingress's 1 MB unless said; the REST API's JSON bodies: 64 KB). A declared or actual size over the limit stops keeping it
  * at once: the rest is read and dropped (within {@link DRAIN_BYTES} and {@link DRAIN_MS}), never
  * buffered, so an oversized body costs no memory and the client can read the answer.
  */
