@@ -50,21 +50,27 @@ const jobs = (identifier: string) =>
     [identifier],
   );
 
+/** A logger at info level whose lines (JSON, one per entry) the test reads. */
+function capturedLog() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, logger: createLogger('info', sink) };
+}
+
 describe('a job whose payload fails its schema', () => {
   it('fails once, for good, with one log line naming task, job and paths but no value', async () => {
     // Setup: a job queued by SQL (as old releases and statements do) with a wrong payload and a secret in it.
     const secret = 'svcapi_doNotLogThisValue000000000001';
     await db.query(`SELECT graphile_worker.add_job('syncs__run', $1::json)`, [JSON.stringify({ requestId: 'seven', retry: 'yes', apiKey: secret })]);
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, logger } = capturedLog();
 
     // Action: the real worker takes it.
-    const worker = await startTestWorker(db.url, {}, { logger: createLogger('info', sink) });
+    const worker = await startTestWorker(db.url, {}, { logger });
     let failed: JobRow;
     try {
       failed = await eventually(async () => (await jobs('syncs__run')).find((j) => j.last_error !== null), 10_000, 'the job to fail');
@@ -122,14 +128,8 @@ describe('a job that fails on our side (issue 20)', () => {
     for (const bulkRetryId of [poisoned!, conflicted!]) await enqueue(utils, syncsBulkRetry, { bulkRetryId });
 
     // Action: the real worker runs both (graphile-worker's backoff: e^1 then e^2 seconds between runs).
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-        done();
-      },
-    });
-    const worker = await startTestWorker(db.url, {}, { logger: createLogger('info', sink) });
+    const { lines, logger } = capturedLog();
+    const worker = await startTestWorker(db.url, {}, { logger });
     try {
       const recorded = await eventually(
         async () => (await db.query<{ error: string | null }>('SELECT error FROM bulk_retries WHERE id = $1', [poisoned]))[0]?.error ?? undefined,
