@@ -9,8 +9,9 @@
 /** Runs of a job that failed for a reason no retry changes, before it records that as its outcome. */
 export const UNRECOVERABLE_AFTER = 3;
 
-// SQLSTATE classes: 08 connection, 40 rollback (deadlock, serialization), 53 insufficient resources, 57 operator intervention.
-const TRANSIENT_SQLSTATE = /^(08|40|53|57)/;
+// SQLSTATE classes: 08 connection, 40 rollback (deadlock, serialization), 53 insufficient resources, 57 operator intervention;
+// but 08P01, a protocol violation (a statement over the protocol's limits, such as 65,535 parameters), fails the same way every time.
+const TRANSIENT_SQLSTATE = /^(08(?!P01)|40|53|57)/;
 const TRANSIENT_NODE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export function isTransientFailure(error: unknown): boolean {

@@ -12,6 +12,7 @@ describe('isTransientFailure', () => {
     ['57P01', true], // admin shutdown
     ['ECONNREFUSED', true],
     ['ECONNRESET', true],
+    ['08P01', false], // protocol violation: the same statement breaks the protocol every time
     ['22021', false], // invalid byte sequence (a NUL)
     ['22P02', false], // invalid text representation
     ['23505', false], // unique violation
