@@ -105,6 +105,23 @@ const queryPart = (name: string) =>
     fc.constant(name),
   );
 
+// A path parameter that is empty or a dot segment is no parameter: URLs normalise it away (`/syncs/.` is `/syncs/`).
+const pathSegment = value.filter((v) => v !== '' && !v.includes('%2F') && !/^(\.|%2e){1,2}$/i.test(v));
+
+/** The route's path with its parameters (in their order) put in. */
+function fillPath(path: string, params: readonly Parameter[], values: readonly string[]): string {
+  return params.reduce((filled, p, i) => filled.replace(`{${p.name}}`, values[i]!), path);
+}
+
+/** What every answer to any input must be: below 500 and, when refused, the spec's error shape (one message, or one per problem). */
+function expectSpecAnswer(res: { status: number; body: { statusCode?: unknown; message?: unknown } }): void {
+  expect(res.status).toBeLessThan(500);
+  if (res.status >= 400) {
+    expect(res.body).toMatchObject({ statusCode: res.status, error: expect.any(String) });
+    expect([res.body.message].flat().every((m: unknown) => typeof m === 'string' && m.length > 0)).toBe(true);
+  }
+}
+
 describe('every GET route under arbitrary parameters', () => {
   it('has routes to try', () => {
     expect(GET_ROUTES.length).toBeGreaterThan(15);
@@ -114,22 +131,14 @@ describe('every GET route under arbitrary parameters', () => {
     const pathParams = route.parameters.filter((p) => p.in === 'path');
     const queryParams = route.parameters.filter((p) => p.in === 'query');
     const request = fc.record({
-      // A path parameter that is empty or a dot segment is no parameter: URLs normalise it away (`/syncs/.` is `/syncs/`).
-      path: fc.tuple(...pathParams.map(() => value.filter((v) => v !== '' && !v.includes('%2F') && !/^(\.|%2e){1,2}$/i.test(v)))),
+      path: fc.tuple(...pathParams.map(() => pathSegment)),
       query: fc.tuple(...queryParams.map((p) => queryPart(p.name)), queryPart('unknown')),
     });
     await fc.assert(
       fc.asyncProperty(request, async ({ path, query }) => {
-        let url = route.path;
-        pathParams.forEach((p, i) => (url = url.replace(`{${p.name}}`, path[i]!)));
         const search = query.filter(Boolean).join('&');
-        const res = await apiFetch(`${ctx.server.baseUrl}${url}${search ? `?${search}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
-        expect(res.status).toBeLessThan(500);
-        // The spec's error shape: one message, or one per problem.
-        if (res.status >= 400) {
-          expect(res.body).toMatchObject({ statusCode: res.status, error: expect.any(String) });
-          expect([res.body.message].flat().every((m: unknown) => typeof m === 'string' && m.length > 0)).toBe(true);
-        }
+        const target = `${ctx.server.baseUrl}${fillPath(route.path, pathParams, path)}${search ? `?${search}` : ''}`;
+        expectSpecAnswer(await apiFetch(target, { headers: { authorization: `Bearer ${key}` } }));
       }),
       RUNS,
     );
@@ -176,26 +185,17 @@ describe('every mutation under arbitrary bodies', () => {
     '%s: 2xx or a 4xx in the spec shape, never a 5xx',
     async (_name, route) => {
       // The real endpoint's id reaches each body's validation; DELETE gets other ids only, so it stays there for the rest.
-      const pathValue = fc.oneof(
-        fc.constant(route.method === 'delete' ? 'svcwh_notThisOne' : endpointId),
-        value.filter((v) => v !== '' && !v.includes('%2F') && !/^(\.|%2e){1,2}$/i.test(v)),
-      );
+      const pathValue = fc.oneof(fc.constant(route.method === 'delete' ? 'svcwh_notThisOne' : endpointId), pathSegment);
       const request = fc.record({ path: fc.tuple(...route.pathParams.map(() => pathValue)), body, contentType });
       await fc.assert(
         fc.asyncProperty(request, async ({ path, body: sent, contentType: type }) => {
-          let url = route.path;
-          route.pathParams.forEach((p, i) => (url = url.replace(`{${p.name}}`, path[i]!)));
           const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...(type ? { 'content-type': type } : {}) };
-          const res = await apiFetch(`${ctx.server.baseUrl}${url}`, {
+          const res = await apiFetch(`${ctx.server.baseUrl}${fillPath(route.path, route.pathParams, path)}`, {
             method: route.method.toUpperCase(),
             headers,
             ...(sent === undefined ? {} : { body: sent }),
           });
-          expect(res.status).toBeLessThan(500);
-          if (res.status >= 400) {
-            expect(res.body).toMatchObject({ statusCode: res.status, error: expect.any(String) });
-            expect([res.body.message].flat().every((m: unknown) => typeof m === 'string' && m.length > 0)).toBe(true);
-          }
+          expectSpecAnswer(res);
         }),
         RUNS,
       );
