@@ -30,6 +30,16 @@ export interface PendingEntry {
 }
 
 /**
+ * What a block list job (fetch or push) records when it failed on our side for a reason no retry
+ * changes (`recordUnrecoverable`, src/jobs/task.ts): the failure as the list's last error, the list back
+ * where it rests; the next round runs as usual.
+ */
+export function recordListFailure(env: { pool: pg.Pool }): (job: { blocklistId: number }, message: string) => Promise<void> {
+  const store = new BlocklistStore(env.pool);
+  return (job, message) => store.failRound(job.blocklistId, `Failed on our side and not retried automatically: ${message}`);
+}
+
+/**
  * The block list jobs' statements (src/jobs/blocklists__fetch.ts, blocklists__push.ts). Status moves
  * follow src/domain/blocklist.ts, each under the list row's lock so a pause or a resync in between is
  * seen: a paused list is never pushed, and a round never overwrites a pause.

@@ -5,7 +5,7 @@ import { CrmBudgetStore } from '../db/crm-budget-store.js';
 import { sql, type Sql } from '../db/sql.js';
 import { blockValue } from '../domain/blocklist.js';
 import { openSecret } from '../domain/secrets.js';
-import { BlocklistStore, type BlocklistRow } from './blocklist-store.js';
+import { BlocklistStore, recordListFailure, type BlocklistRow } from './blocklist-store.js';
 import { blocklistQueue, blocklistsPush } from './blocklists__push.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { addJobsSql, enqueue } from './enqueue.js';
@@ -61,10 +61,7 @@ export const blocklistsFetch = defineTask({
       }
     };
   },
-  recordUnrecoverable(env) {
-    const store = new BlocklistStore(env.pool);
-    return (job, message) => store.failRound(job.blocklistId, `Failed on our side and not retried automatically: ${message}`);
-  },
+  recordUnrecoverable: recordListFailure,
 });
 
 /** The job key of a list's fetch: a resync is refused while one is queued or running. */

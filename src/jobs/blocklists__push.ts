@@ -3,7 +3,7 @@ import { DEFAULT_BLOCKLISTS } from '../config.js';
 import { createHttpClient, type HttpClient } from '../connectors/http/client.js';
 import { PUSH_BATCH, PUSH_PLATFORMS, pushValues, type PushAnswer, type PushPlatform, type PushTarget } from '../connectors/sequencers/blocklist-push.js';
 import { openSecret } from '../domain/secrets.js';
-import { BlocklistStore, type BlocklistRow, type PendingEntry } from './blocklist-store.js';
+import { BlocklistStore, recordListFailure, type BlocklistRow, type PendingEntry } from './blocklist-store.js';
 import { enqueue } from './enqueue.js';
 import { defineTask, type JobEnvironment } from './task.js';
 
@@ -57,10 +57,7 @@ export const blocklistsPush = defineTask({
       await store.failRound(job.blocklistId, stopped.message);
     };
   },
-  recordUnrecoverable(env) {
-    const store = new BlocklistStore(env.pool);
-    return (job, message) => store.failRound(job.blocklistId, `Failed on our side and not retried automatically: ${message}`);
-  },
+  recordUnrecoverable: recordListFailure,
 });
 
 /** The named queue of a list's jobs: its fetch and its push run one after the other. */
