@@ -95,8 +95,8 @@ export class DeliveryStore {
 
   /**
    * Counts a failure on our side of the pending attempt (src/jobs/outbox-loop.ts `setAside`) and moves it
-   * back n seconds after its nth, with its loop's wake-up. Resolves
-   * to the failures so far, or undefined when the attempt is no longer pending.
+   * back n seconds after its nth, with its loop's wake-up. Resolves to the failures so far, or undefined
+   * when the attempt is no longer pending.
    */
   async countInternalFailure(pendingId: string): Promise<number | undefined> {
     const { rows: counted } = await query<{ failures: number }>(

@@ -125,10 +125,9 @@ export class WebhookDeliveryStore {
 
   /**
    * Counts a failure on our side of the PENDING delivery (src/jobs/outbox-loop.ts `setAside`): it is due
-   * again n seconds after its nth, with its loop's wake-up, and its
-   * {@link UNRECOVERABLE_AFTER}th makes it DEAD with `finalMessage`, not counted against the endpoint (the
-   * endpoint was not at fault) nor as an attempt (nothing reached it). Resolves to the failures so far,
-   * or undefined when the delivery is no longer PENDING.
+   * again n seconds after its nth, with its loop's wake-up, and its {@link UNRECOVERABLE_AFTER}th makes it DEAD with `finalMessage`, not counted against the endpoint (the
+   * endpoint was not at fault) nor as an attempt (none was recorded; one may have reached the endpoint
+   * before what failed). Resolves to the failures so far, or undefined when the delivery is no longer PENDING.
    */
   async countInternalFailure(id: string, finalMessage: string): Promise<number | undefined> {
     const { rows: counted } = await query<{ failures: number }>(

@@ -43,5 +43,5 @@ function clientError(status: number, message: string): Error {
 }
 
 function notJson(): Error {
-  return Object.assign(clientError(400, 'Request body is not valid JSON'), { type: 'entity.parse.failed' });
+  return clientError(400, 'Request body is not valid JSON');
 }
