@@ -9,8 +9,7 @@ import { BlocklistStore, recordListFailure, type BlocklistRow } from './blocklis
 import { blocklistQueue, blocklistsPush } from './blocklists__push.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { addJobsSql, enqueue } from './enqueue.js';
-import { SyncStore } from './sync-store.js';
-import { renewConnectionCredentials } from './syncs__run.js';
+import { CredentialRenewals } from './credential-renewals.js';
 import { defineTask, type JobEnvironment } from './task.js';
 
 /** How long a fetch waits in its job for a slot of the connection's CRM budget (a sync waits a second). */
@@ -43,7 +42,7 @@ export const blocklistsFetch = defineTask({
   handler(env) {
     const store = new BlocklistStore(env.pool);
     const budgets = new CrmBudgetStore(env.pool);
-    const credentials = new SyncStore(env.pool);
+    const credentials = new CredentialRenewals(env.pool, env.encryptionKey);
     return async (job, helpers) => {
       const list = await store.startRound(job.blocklistId, job.kind);
       if (!list) return;
@@ -83,13 +82,13 @@ export function queueFetchSql(lists: Sql): Sql {
 }
 
 /** Every value of the CRM list, normalised, deduplicated, in the order first seen. */
-async function fetchValues(env: JobEnvironment, stores: { budgets: CrmBudgetStore; credentials: SyncStore }, list: BlocklistRow): Promise<string[]> {
+async function fetchValues(env: JobEnvironment, stores: { budgets: CrmBudgetStore; credentials: CredentialRenewals }, list: BlocklistRow): Promise<string[]> {
   const connector = openConnector(env, stores.budgets, list);
   const values = new Set<string>();
   for await (const page of connector.readList({
     source: list.crmSource,
     blockType: list.blockType,
-    renewCredentials: (used, exchange) => renewConnectionCredentials(env, stores.credentials, list.connectionId, used, exchange),
+    renewCredentials: (used, exchange) => stores.credentials.renew(list.connectionId, used, exchange),
   })) {
     for (const raw of page) {
       const value = blockValue(list.blockType, raw);

@@ -53,8 +53,6 @@ export class SyncStore {
   private readonly loads: Batcher<{ requestId: number; retry: boolean }, Loaded>;
   private readonly states: Batcher<{ syncId: string; state: CrmState }, void>;
   private readonly finishes: Batcher<Finish, void>;
-  /** The last renewal queued per connection. */
-  private readonly renewals = new Map<number, Promise<void>>();
 
   constructor(private readonly pool: pg.Pool) {
     this.loads = new Batcher((items) => this.loadMany(items), { key: (i) => i.requestId, isolateFailures: true, maxBatch: 200 });
@@ -121,39 +119,6 @@ export class SyncStore {
    */
   finish(sync: SyncRow, context: SyncContext, retry: boolean, final: Final): Promise<void> {
     return this.finishes.load({ sync, context, retry, final });
-  }
-
-  /**
-   * Runs `renew` with the connection's sealed credentials while holding the connection row's lock, and
-   * stores the sealed credentials it returns (undefined: unchanged). Renewals of one connection, in any
-   * process, run one after another.
-   */
-  async withCredentials(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
-    // One at a time per connection in this process: the others wait here, not holding a pool connection
-    // to wait on the row lock, and find the renewed credentials when their turn comes.
-    const previous = this.renewals.get(connectionId) ?? Promise.resolve();
-    const turn = previous.then(() => this.renewUnderLock(connectionId, renew));
-    const settled = turn.then(
-      () => {},
-      () => {},
-    );
-    this.renewals.set(connectionId, settled);
-    try {
-      await turn;
-    } finally {
-      if (this.renewals.get(connectionId) === settled) this.renewals.delete(connectionId);
-    }
-  }
-
-  private async renewUnderLock(connectionId: number, renew: (sealed: string | null) => Promise<string | undefined>): Promise<void> {
-    await withTransaction(this.pool, async (client) => {
-      const { rows } = await query<{ sealed: string | null }>(
-        client,
-        sql`SELECT credentials_encrypted AS sealed FROM connections WHERE id = ${connectionId} FOR UPDATE`,
-      );
-      const next = await renew(rows[0]?.sealed ?? null);
-      if (next !== undefined) await query(client, sql`UPDATE connections SET credentials_encrypted = ${next}, updated_at = now() WHERE id = ${connectionId}`);
-    });
   }
 
   // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores

@@ -4,13 +4,14 @@ import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmEvent, type CrmOutcome,
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
-import { openSecret, sealSecret } from '../domain/secrets.js';
+import { openSecret } from '../domain/secrets.js';
+import { CredentialRenewals } from './credential-renewals.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { announceRefusals } from './crm-refusals.js';
 import { enqueue } from './enqueue.js';
 import { sql, type Sql } from '../db/sql.js';
 import { SyncStore, type Final, type SyncContext, type SyncRow } from './sync-store.js';
-import { defineTask, type JobDeps, type JobEnvironment } from './task.js';
+import { defineTask, type JobEnvironment } from './task.js';
 
 /**
  * `syncs__run {requestId, retry?}`: turns one accepted request into its sync row and the CRM writes.
@@ -35,7 +36,8 @@ export const syncsRun = defineTask({
     // One store per worker process: it groups the database work of the jobs running at once.
     const store = new SyncStore(env.pool);
     const budgets = new CrmBudgetStore(env.pool);
-    return (payload, helpers) => runSync(env, { store, budgets }, payload, helpers);
+    const renewals = new CredentialRenewals(env.pool, env.encryptionKey);
+    return (payload, helpers) => runSync(env, { store, budgets, renewals }, payload, helpers);
   },
   recordUnrecoverable(env) {
     const store = new SyncStore(env.pool);
@@ -59,10 +61,11 @@ export function syncRetryJobKeySql(syncId: Sql): Sql {
  */
 async function runSync(
   deps: JobEnvironment,
-  { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
+  stores: Stores,
   payload: { requestId: number; retry?: boolean | undefined; waits?: number | undefined },
   helpers: JobHelpers,
 ): Promise<void> {
+  const { store } = stores;
   const { requestId } = payload;
   const retry = payload.retry === true;
   const waits = payload.waits ?? 0;
@@ -80,7 +83,7 @@ async function runSync(
 
   // Waiting for the connection's budget is not a failure: only the runs that met the CRM's refusals count.
   const failures = Math.max(1, sync.attempts - waits);
-  const result = await write(deps, { store, budgets }, { ...sync, attempts: failures }, context, parsed.event);
+  const result = await write(deps, stores, { ...sync, attempts: failures }, context, parsed.event);
   if (result.kind === 'reschedule') {
     if (result.throttled || failures <= (deps.maxReschedules ?? 8)) {
       // A CRM (or its budget) that asks us to wait: come back when it says.
@@ -103,16 +106,24 @@ function blocker(context: SyncContext): { error: Record<string, unknown>; failur
   return null;
 }
 
+/** The per-process stores a sync's run uses. */
+interface Stores {
+  store: SyncStore;
+  budgets: CrmBudgetStore;
+  renewals: CredentialRenewals;
+}
+
 type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; waitMs: number; throttled: boolean; error: Record<string, unknown> };
 
 /** The CRM writes, credentials opened here only; a retryable failure asks to be rescheduled. */
 async function write(
   deps: JobEnvironment,
-  { store, budgets }: { store: SyncStore; budgets: CrmBudgetStore },
+  stores: Stores,
   sync: SyncRow,
   context: SyncContext,
   event: InboundEvent,
 ): Promise<WriteResult> {
+  const { store, budgets, renewals } = stores;
   let connector;
   try {
     const config = connectionCrmConfig(deps, budgets, context, { announceRefusals: () => announceRefusals(deps.pool, budgets, context) });
@@ -139,7 +150,7 @@ async function write(
         lastState = state;
         return Promise.resolve();
       },
-      renewCredentials: (used, exchange) => renewConnectionCredentials(deps, store, context.connectionId, used, exchange),
+      renewCredentials: (used, exchange) => renewals.renew(context.connectionId, used, exchange),
     });
     return {
       kind: 'final',
@@ -162,37 +173,6 @@ async function write(
       outcome: { status: 'error', error: details, failure: error.kind === 'auth' ? 'crm_authentication_failed' : 'crm_rejected_writes' },
     };
   }
-}
-
-/**
- * Under the connection row's lock: the stored credentials when another run already replaced the access
- * token this run used, else the exchanged ones, sealed and stored before they are used. Block list
- * fetches renew through it too.
- */
-export async function renewConnectionCredentials(
-  deps: JobDeps,
-  store: SyncStore,
-  connectionId: number,
-  used: { accessToken: string },
-  exchange: () => Promise<unknown>,
-): Promise<unknown> {
-  let result: unknown;
-  await store.withCredentials(connectionId, async (sealed) => {
-    if (sealed === null) throw new CrmError('auth', 'The connection holds no CRM credentials: reconnect the CRM');
-    let stored: { accessToken?: unknown };
-    try {
-      stored = JSON.parse(openSecret(deps.encryptionKey, sealed)) as { accessToken?: unknown };
-    } catch {
-      throw new CrmError('auth', 'The stored CRM credentials cannot be read: reconnect the CRM');
-    }
-    if (stored.accessToken !== used.accessToken) {
-      result = stored;
-      return undefined;
-    }
-    result = await exchange();
-    return sealSecret(deps.encryptionKey, JSON.stringify(result));
-  });
-  return result;
 }
 
 function crmEvent(event: InboundEvent, context: SyncContext): CrmEvent {

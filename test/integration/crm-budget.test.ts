@@ -5,7 +5,7 @@
  * connection does not hold up another's syncs, and a CRM refusing for 15 minutes is announced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealSecret } from '../../src/domain/secrets.js';
+import { openSecret, sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { seedTestAccounts } from '../support/accounts.js';
@@ -173,6 +173,51 @@ describe('a CRM that keeps refusing for 15 minutes', () => {
       refusing.id,
     ]);
     expect(run?.claimed).toBe(true);
+  }, 60_000);
+});
+
+describe("a connection's first token refresh", () => {
+  it('renews an expired token once across both workers, with no budget row yet, and every sync succeeds', async () => {
+    // Setup: OAuth credentials whose access token expired before the connection made any CRM call (no
+    // crm_budgets row); refresh tokens rotate, so a second exchange with the old one would be refused.
+    const expired = 'budget-expired-token';
+    hubspot.expiredTokens.add(expired);
+    hubspot.rotateRefreshTokens = true;
+    const refreshesBefore = hubspot.tokenRefreshes.length;
+    const credentials = {
+      accessToken: expired,
+      refreshToken: 'hs-refresh-initial',
+      clientId: hubspot.clientId,
+      clientSecret: hubspot.clientSecret,
+      expiresAt: new Date(Date.now() - 3_600_000).toISOString(),
+    };
+    const connection = await ctx.db.prisma.connection.create({
+      data: { accountId: acme, crm: 'HUBSPOT', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify(credentials)) },
+    });
+    const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'firstRefreshSrc01' } });
+    expect(await ctx.db.query('SELECT 1 FROM crm_budgets WHERE connection_id = $1', [connection.id])).toEqual([]);
+
+    // Action: events at once, taken by both workers.
+    const requestIds = await send(source.ingressCode, 6, 'first-refresh');
+
+    // Assertions: every sync written, one token call, the renewed credentials stored and the lease free.
+    try {
+      expect(await outcomes(requestIds, 30_000)).toEqual(requestIds.map(() => 'success'));
+    } finally {
+      hubspot.rotateRefreshTokens = false;
+    }
+    expect(hubspot.tokenRefreshes.length - refreshesBefore).toBe(1);
+    const [stored] = await ctx.db.query<{ sealed: string; holder: string | null }>(
+      'SELECT credentials_encrypted AS sealed, credentials_renewal_holder AS holder FROM connections WHERE id = $1',
+      [connection.id],
+    );
+    expect(stored?.holder).toBeNull();
+    const renewed = JSON.parse(openSecret(TEST_ENCRYPTION_KEY, stored!.sealed)) as { accessToken: string };
+    expect(renewed.accessToken).not.toBe(expired);
+    expect(hubspot.accessTokens.has(renewed.accessToken)).toBe(true);
+    // The token call took a slot of the connection's budget, as every CRM call does.
+    const [budget] = await ctx.db.query<{ hits: number }>('SELECT cardinality(hits) AS hits FROM crm_budgets WHERE connection_id = $1', [connection.id]);
+    expect(budget?.hits).toBeGreaterThan(0);
   }, 60_000);
 });
 

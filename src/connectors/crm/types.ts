@@ -53,9 +53,10 @@ export interface CrmRun {
   /**
    * Replaces expired OAuth credentials, once for all runs of one connection that find them expired (a
    * refresh-token rotation voids the old refresh token, so a second exchange with it would fail): under
-   * the connection's lock, the credentials stored now are returned as they are when their access token is
-   * no longer `used`'s (another run refreshed them, or the customer reconnected); otherwise `exchange` gets
-   * new ones, persisted before this resolves.
+   * the connection's renewal lease (src/jobs/credential-renewals.ts; no lock is held while `exchange`
+   * runs), the credentials stored now are returned as they are when their access token is no longer
+   * `used`'s (another run refreshed them, or the customer reconnected); otherwise `exchange` gets new
+   * ones, persisted before this resolves.
    */
   renewCredentials(used: { accessToken: string }, exchange: () => Promise<unknown>): Promise<unknown>;
 }
