@@ -116,13 +116,7 @@ interface Stores {
 type WriteResult = { kind: 'final'; outcome: Final } | { kind: 'reschedule'; waitMs: number; throttled: boolean; error: Record<string, unknown> };
 
 /** The CRM writes, credentials opened here only; a retryable failure asks to be rescheduled. */
-async function write(
-  deps: JobEnvironment,
-  stores: Stores,
-  sync: SyncRow,
-  context: SyncContext,
-  event: InboundEvent,
-): Promise<WriteResult> {
+async function write(deps: JobEnvironment, stores: Stores, sync: SyncRow, context: SyncContext, event: InboundEvent): Promise<WriteResult> {
   const { store, budgets, renewals } = stores;
   let connector;
   try {
