@@ -67,7 +67,7 @@ export async function startWorker(
   };
   const sweeper = new AbandonedLockSweeper(pool, settings.staleAfterMs ?? 60_000, (error) => logger.warn({ err: error }, 'worker heartbeat failed'));
   const events: WorkerEvents = new EventEmitter();
-  // graphile-worker 0.17 locks jobs in the pool's name (its local queue fetches ahead for all slots); the
+  // graphile-worker locks jobs in the pool's name (its local queue fetches ahead for all slots); the
   // slots' own ids are beaten too, for versions that lock per worker.
   events.on('pool:create', ({ workerPool }) => sweeper.add(workerPool.id));
   events.on('worker:create', ({ worker }) => sweeper.add(worker.workerId));
@@ -82,7 +82,7 @@ export async function startWorker(
     schema: LANE_SCHEMA.jobs,
     taskList: createTaskList(env, 'jobs'),
     concurrency: settings.concurrency,
-    // Only reachable through a preset in graphile-worker 0.17.
+    // Only reachable through a preset in graphile-worker.
     preset: {
       worker: {
         ...(settings.localQueueSize !== undefined && settings.localQueueSize > 1 ? { localQueue: { size: settings.localQueueSize } } : {}),
