@@ -147,9 +147,11 @@ function workerLogger(logger: Logger): WorkerLogger {
     // Its advice of a connection per job slot does not apply (our jobs share grouped statements), nor that of
     // a local queue as large as the slots (the loops runner's is small on purpose: see startWorker).
     const expected = message.startsWith('WARNING: having maxPoolSize') || message.startsWith('Your job batch size');
+    // One line per completed job is the whole log at a busy ingress's rate: the sync drains log their rounds instead.
+    const routine = message.startsWith('Completed task ');
     // LogLevel is an ambient const enum, which isolated modules cannot read: compare its string values.
     const name: string = level;
-    const method = expected ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';
+    const method = expected || routine ? 'debug' : name === 'error' ? 'error' : name === 'warning' ? 'warn' : name === 'info' ? 'info' : 'debug';
     logger[method]({ worker: scope, ...withoutPayload(meta) }, message);
   });
 }

@@ -16,5 +16,6 @@ export function connectionCrmConfig(
   gate: Pick<GateConfig, 'maxWaitMs' | 'announceRefusals'> = {},
 ): CrmConfig {
   const budget = budgetFor(connection.crm, connection.crmRateLimit, env.crm.budgets);
-  return budget ? { ...env.crm, gate: { store: budgets, connectionId: connection.connectionId, budget, ...gate } } : env.crm;
+  const config = { ...env.crm, connectionId: connection.connectionId };
+  return budget ? { ...config, gate: { store: budgets, connectionId: connection.connectionId, budget, ...gate } } : config;
 }

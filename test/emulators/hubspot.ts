@@ -66,6 +66,9 @@ export interface HubspotEmulatorOptions {
   requestsPer10s?: number;
 }
 
+/** HubSpot's search API limit, per account: five requests a second. */
+const SEARCHES_PER_SECOND = 5;
+
 export type ObjectType = 'contacts' | 'companies' | 'emails' | 'notes' | 'tasks';
 
 const ENUMS: Record<string, readonly string[]> = {
@@ -119,6 +122,7 @@ const ASSOCIATION_TYPES: Record<string, readonly number[]> = {
   'notes→contacts': [202],
   'tasks→contacts': [204],
   'contacts→companies': [1, 279],
+  'companies→contacts': [2, 280],
 };
 
 export class HubspotEmulator {
@@ -148,6 +152,8 @@ export class HubspotEmulator {
   requestsPer10s: number | undefined;
   /** Per token, when its requests in the last ten seconds were made (429s included, as HubSpot counts them). */
   private readonly windows = new Map<string, number[]>();
+  /** Per token, when its searches in the last second were made. */
+  private readonly searchWindows = new Map<string, number[]>();
 
   private readonly server: http.Server;
   private readonly plan = new FaultPlan();
@@ -269,10 +275,11 @@ export class HubspotEmulator {
       if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);
       const auth = this.authenticate(req);
       if (auth) return answer(401, auth);
-      const limit = this.rateLimit(req);
+      const limit = this.rateLimit(req, url.pathname);
       if (limit.exceeded) return answer(429, faultBody(429), limit.headers);
       const limited = (status: number, payload?: unknown) => answer(status, payload, limit.headers);
-      if (req.method !== 'GET' && req.method !== 'DELETE' && !/^application\/json/.test(req.headers['content-type'] ?? '')) {
+      // A body must be JSON; some calls have none (the default association's PUT).
+      if (body.length > 0 && req.method !== 'GET' && req.method !== 'DELETE' && !/^application\/json/.test(req.headers['content-type'] ?? '')) {
         return answer(415, error('VALIDATION_ERROR', 'Content-Type must be application/json'));
       }
       const json = body.length > 0 ? parseJson(body) : undefined;
@@ -289,11 +296,18 @@ export class HubspotEmulator {
    * `X-HubSpot-RateLimit-*` headers; past the limit, a 429 with `Retry-After` (whole seconds until the
    * oldest request of the window leaves it). No limit set: no headers, no 429.
    */
-  private rateLimit(req: http.IncomingMessage): { exceeded: boolean; headers: Record<string, string> } {
+  private rateLimit(req: http.IncomingMessage, path: string): { exceeded: boolean; headers: Record<string, string> } {
     const max = this.requestsPer10s;
     if (max === undefined) return { exceeded: false, headers: {} };
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     const now = Date.now();
+    if (path.endsWith('/search')) {
+      // The search API has a limit of its own (five a second per account), outside the ten-second window, and no headers.
+      const searches = (this.searchWindows.get(token) ?? []).filter((at) => at > now - 1_000);
+      searches.push(now);
+      this.searchWindows.set(token, searches);
+      return { exceeded: searches.length > SEARCHES_PER_SECOND, headers: searches.length > SEARCHES_PER_SECOND ? { 'retry-after': '1' } : {} };
+    }
     const recent = (this.windows.get(token) ?? []).filter((at) => at > now - 10_000);
     recent.push(now);
     this.windows.set(token, recent);
@@ -359,9 +373,17 @@ export class HubspotEmulator {
     const path = url.pathname;
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/crm/v3/objects/contacts/batch/upsert') return this.upsertContacts(json);
-    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(emails|notes|tasks)\/batch\/create$/.exec(path))) return this.createMany(m[1] as ObjectType, json);
+    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(companies|emails|notes|tasks)\/batch\/create$/.exec(path)))
+      return this.createMany(m[1] as ObjectType, json);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/batch\/read$/.exec(path)))
       return this.readMany(m[1] as 'contacts' | 'companies', json);
+    if (method === 'POST' && path === '/crm/v4/associations/contacts/companies/batch/associate/default') return this.associateMany(json);
+    if (method === 'PUT' && (m = /^\/crm\/v4\/objects\/contacts\/([^/]+)\/associations\/default\/companies\/([^/]+)$/.exec(path))) {
+      const [status, answer] = this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), [
+        { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 279 },
+      ]);
+      return status === 200 ? [200, { status: 'COMPLETE', results: [answer] }] : [status, answer];
+    }
     if (method === 'GET' && (m = /^\/crm\/v3\/lists\/([^/]+)$/.exec(path))) return this.list(decodeURIComponent(m[1] as string));
     if (method === 'GET' && (m = /^\/crm\/v3\/lists\/([^/]+)\/memberships$/.exec(path))) return this.memberships(decodeURIComponent(m[1] as string), url);
     if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path)))
@@ -389,12 +411,55 @@ export class HubspotEmulator {
     if (method === 'PUT' && (m = /^\/crm\/v4\/objects\/contacts\/([^/]+)\/associations\/companies\/([^/]+)$/.exec(path))) {
       return this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), json);
     }
-    if (method === 'GET' && path === '/crm/v3/owners') {
-      const email = url.searchParams.get('email')?.toLowerCase();
-      const results = this.owners.filter((o) => email === undefined || o.email.toLowerCase() === email).map((o) => ({ ...o, archived: false }));
-      return [200, { results }];
-    }
+    if (method === 'GET' && path === '/crm/v3/owners') return this.listOwners(url);
     return [404, error('OBJECT_NOT_FOUND', `No route for ${method} ${path}`)];
+  }
+
+  /**
+   * The portal's owners (`email` filters; `limit` 1 to 500, default 100; `after` an opaque cursor, the
+   * offset here), with `paging.next.after` while more remain, as HubSpot pages them.
+   */
+  private listOwners(url: URL): [number, unknown] {
+    const email = url.searchParams.get('email')?.toLowerCase();
+    const limit = Number(url.searchParams.get('limit') ?? '100');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) return [400, error('VALIDATION_ERROR', 'limit must be an integer from 1 to 500')];
+    const after = url.searchParams.get('after');
+    if (after !== null && !/^\d+$/.test(after)) return [400, error('VALIDATION_ERROR', `Invalid after cursor: ${after}`)];
+    const offset = after === null ? 0 : Number(after);
+    const matching = this.owners.filter((o) => email === undefined || o.email.toLowerCase() === email);
+    const page = matching.slice(offset, offset + limit).map((o) => ({ ...o, type: 'PERSON', archived: false }));
+    const next = offset + page.length;
+    return [200, { results: page, ...(next < matching.length ? { paging: { next: { after: String(next) } } } : {}) }];
+  }
+
+  /**
+   * Default (unlabeled) contact → company associations in a batch (1 to 2,000 inputs `{from: {id}, to:
+   * {id}}`): each made (or found made) or refused on its own, answered 200 with `results` and any
+   * `errors`, as HubSpot's v4 batch answers are.
+   */
+  private associateMany(json: unknown): [number, unknown] {
+    const inputs = asRecord(json).inputs;
+    if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > 2000)
+      return [400, error('VALIDATION_ERROR', 'inputs must be an array of 1 to 2000 items')];
+    const results: unknown[] = [];
+    const errors: unknown[] = [];
+    for (const raw of inputs) {
+      const input = asRecord(raw);
+      const [from, to] = [asRecord(input.from).id, asRecord(input.to).id];
+      if (typeof from !== 'string' || typeof to !== 'string') return [400, error('VALIDATION_ERROR', 'each input needs from.id and to.id')];
+      const [status] = this.associateCompany(from, to, [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 279 }]);
+      if (status === 200)
+        results.push({ from: { id: from }, to: { id: to }, associationSpec: { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 279 } });
+      else
+        errors.push({
+          status: 'error',
+          category: 'OBJECT_NOT_FOUND',
+          message: `contacts ${from} or companies ${to} not found`,
+          context: { fromId: [from], toId: [to] },
+        });
+    }
+    const now = new Date().toISOString();
+    return [200, { status: 'COMPLETE', results, startedAt: now, completedAt: now, ...(errors.length > 0 ? { numErrors: errors.length, errors } : {}) }];
   }
 
   /**
@@ -502,6 +567,10 @@ export class HubspotEmulator {
     if (body.properties !== undefined && (!Array.isArray(body.properties) || body.properties.some((p) => typeof p !== 'string')))
       return [400, error('VALIDATION_ERROR', 'properties must be an array of property names')];
     const wanted = (body.properties ?? []) as string[];
+    // A unique property names the records instead of their ids: a contact's email (a company's domain is not unique).
+    const idProperty = body.idProperty ?? 'hs_object_id';
+    if (idProperty !== 'hs_object_id' && !(type === 'contacts' && idProperty === 'email'))
+      return [400, error('VALIDATION_ERROR', `${JSON.stringify(idProperty)} is not a unique property of ${type}`)];
     const results: unknown[] = [];
     const missing: string[] = [];
     const seen = new Set<string>();
@@ -511,7 +580,7 @@ export class HubspotEmulator {
       const key = String(id);
       if (seen.has(key)) continue;
       seen.add(key);
-      const object = this.store(type).get(key);
+      const object = idProperty === 'email' ? this.contactByEmail(key.toLowerCase()) : this.store(type).get(key);
       if (object) results.push(view(object, wanted));
       else missing.push(key);
     }
@@ -549,7 +618,7 @@ export class HubspotEmulator {
         return [400, error('VALIDATION_ERROR', 'each association needs to.id and types')];
       for (const t of types.map(asRecord)) {
         const typeId = t.associationTypeId;
-        // An engagement's inline associations here go to contacts only.
+        // Inline associations here go to contacts only (engagements', and a company's).
         const allowed = ASSOCIATION_TYPES[`${type}→contacts`] ?? [];
         if (t.associationCategory !== 'HUBSPOT_DEFINED' || typeof typeId !== 'number' || !allowed.includes(typeId)) {
           return [
@@ -586,6 +655,7 @@ export class HubspotEmulator {
   }
 
   private search(type: ObjectType, json: unknown): [number, unknown] {
+    if (JSON.stringify(json).length > 3_000) return [400, error('VALIDATION_ERROR', 'The request body exceeds the limit of 3000 characters')];
     const body = asRecord(json);
     const groups = body.filterGroups ?? [];
     if (!Array.isArray(groups) || groups.length > 5) return [400, error('VALIDATION_ERROR', 'filterGroups must be an array of at most 5 groups')];
@@ -596,7 +666,15 @@ export class HubspotEmulator {
         return [400, error('VALIDATION_ERROR', 'each filter group needs 1 to 6 filters')];
       const group: Array<(o: HsObject) => boolean> = [];
       for (const f of filters.map(asRecord)) {
-        const { propertyName, operator, value } = f;
+        const { propertyName, operator, value, values } = f;
+        if (operator === 'IN') {
+          // HubSpot: the values of IN on a string property must be lowercase; they match exactly.
+          if (typeof propertyName !== 'string' || !PROPERTIES[type].includes(propertyName) || !Array.isArray(values) || values.length === 0)
+            return [400, error('VALIDATION_ERROR', 'an IN filter needs a known propertyName and values')];
+          const wanted = new Set(values.map((v) => String(v)));
+          group.push((o) => wanted.has((o.properties[propertyName] ?? '').toLowerCase()));
+          continue;
+        }
         if (operator !== 'EQ') return [400, error('VALIDATION_ERROR', `operator ${String(operator)} is not supported by this emulator`)];
         if (typeof propertyName !== 'string' || value === undefined || value === null)
           return [400, error('VALIDATION_ERROR', 'a filter needs propertyName and value')];
@@ -615,9 +693,18 @@ export class HubspotEmulator {
       tests.push(group);
     }
     const limit = typeof body.limit === 'number' ? body.limit : 10;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) return [400, error('VALIDATION_ERROR', 'limit must be an integer from 1 to 200')];
+    const after = body.after === undefined ? 0 : Number(body.after);
+    if (!Number.isInteger(after) || after < 0) return [400, error('VALIDATION_ERROR', 'after must be an integer')];
     const wanted = Array.isArray(body.properties) ? body.properties.filter((p): p is string => typeof p === 'string') : [];
+    // Records in creation order (ids ascending), the order of the sort our connector asks for.
     const matches = [...this.store(type).values()].filter((o) => tests.length === 0 || tests.some((group) => group.every((t) => t(o))));
-    return [200, { total: matches.length, results: matches.slice(0, limit).map((o) => view(o, wanted)) }];
+    const page = matches.slice(after, after + limit);
+    const next = after + page.length;
+    return [
+      200,
+      { total: matches.length, results: page.map((o) => view(o, wanted)), ...(next < matches.length ? { paging: { next: { after: String(next) } } } : {}) },
+    ];
   }
 
   private associateCompany(contactId: string, companyId: string, json: unknown): [number, unknown] {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
 import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
-import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hubspot.js';
+import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hubspot/index.js';
 import { type HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
 import { type SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
 
@@ -221,9 +221,9 @@ describe('HubSpot connector', () => {
     expect(hs.notes.size + hs.tasks.size + hs.companies.size).toBe(0);
     expect(outcome.result).toMatchObject({ crm: 'HUBSPOT', contactId: contact?.id, contactCreated: true, activity: { type: 'emails', id: emails[0]?.id } });
     expect(rec.persisted()).toMatchObject({ contactId: contact?.id, activityId: emails[0]?.id, activityType: 'emails' });
-    // Written ahead with the contact, then completed by the last step.
-    expect(addedKeys(rec.states)).toEqual([['activityPending', 'activityType', 'contactCreated', 'contactId', 'timestamp'], ['activityId']]);
-    expect(rec.lasts).toEqual([false, true]);
+    // The contact saved before the next step (a retry never upserts it again), the create written ahead, then completed by the last step.
+    expect(addedKeys(rec.states)).toEqual([['contactCreated', 'contactId'], ['activityPending', 'activityType', 'timestamp'], ['activityId']]);
+    expect(rec.lasts).toEqual([false, false, true]);
   });
 
   it('writes company, association, owner and task when the source asks, saving state after each step', async () => {
@@ -247,12 +247,12 @@ describe('HubSpot connector', () => {
     expect(task?.properties).toMatchObject({ hs_task_status: 'NOT_STARTED', hs_task_type: 'EMAIL', hs_task_priority: 'MEDIUM', hubspot_owner_id: '501' });
     expect(hs.associations.find((a) => a.fromType === 'tasks')?.typeId).toBe(204);
     expect(outcome.result).toMatchObject({ companyId: company?.id, ownerId: '501', taskId: task?.id });
-    // One save per step that created something, in order (the contact upsert, safe to repeat, rides with
-    // the next); creates are written ahead (pending) and then completed.
+    // One save per step, in order (the owner is given in the contact's upsert); creates are written ahead
+    // (pending) and then completed.
     expect(addedKeys(rec.states)).toEqual([
-      ['companyId', 'contactCreated', 'contactId'],
+      ['contactCreated', 'contactId', 'ownerDone', 'ownerId'],
+      ['companyId'],
       ['companyAssociated'],
-      ['ownerDone', 'ownerId'],
       ['activityPending', 'activityType', 'timestamp'],
       ['activityId'],
       ['taskPending'],
@@ -288,7 +288,7 @@ describe('HubSpot connector', () => {
 
   it('is a warning, with the CRM payload, when the company association fails; the activity is still written', async () => {
     // Setup
-    hs.failNext(1, { status: 400, path: '/associations/companies/' });
+    hs.failNext(1, { status: 400, path: '/associations/default/companies/' });
     const rec = recorder(crmEvent(), { ...NO_OPTIONS, createOrUpdateCompany: true });
 
     // Action
@@ -375,6 +375,87 @@ describe('HubSpot connector', () => {
 
       expect(upserts()).toHaveLength(2);
       expect(CONTACT_UPSERTS.size).toBe(0);
+    });
+  });
+
+  describe('syncs writing at once with every option share a batch call per step', () => {
+    const leads = [
+      { email: 'ann@one.test', companyDomain: 'one.test', company: 'One' },
+      { email: 'bob@two.test', companyDomain: 'two.test', company: 'Two' },
+      { email: 'cy@one.test', companyDomain: 'one.test', company: 'One' },
+      { email: 'dee@three.test', companyDomain: 'three.test', company: 'Three' },
+    ];
+    const calls = () => hs.requests.map((r) => `${r.method} ${r.path.replace(/\/\d+/g, '/:id')}`);
+    const writeAll = () =>
+      Promise.all(leads.map((lead) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(lead), ALL_OPTIONS).run)));
+
+    it('reads owners once, reads and upserts contacts, finds and creates companies, associates, and creates engagements in one call each', async () => {
+      // Setup: two owners; Bob exists and has an owner of his own; Three's company exists.
+      hs.owners.push({ id: '502', email: 'other@seller.test', firstName: 'Otto', lastName: 'Other', userId: 9002 });
+      await connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent({ email: 'bob@two.test' }), NO_OPTIONS).run);
+      const bob = [...hs.contacts.values()][0]!;
+      bob.properties.hubspot_owner_id = '502';
+      const three = hs.addList({ name: 'seed', objectType: 'companies', values: ['three.test'] });
+      const threeId = hs.lists.get(three)!.members[0]!.recordId;
+      hs.requests.length = 0;
+
+      // Action
+      const outcomes = await writeAll();
+
+      // Assertions: one call per step for the four syncs.
+      expect(outcomes.map((o) => o.status)).toEqual(['success', 'success', 'success', 'success']);
+      expect(calls().sort()).toEqual(
+        [
+          'GET /crm/v3/owners',
+          'POST /crm/v3/objects/contacts/batch/read',
+          'POST /crm/v3/objects/contacts/batch/upsert',
+          'POST /crm/v3/objects/companies/search',
+          'POST /crm/v3/objects/companies/batch/create',
+          'POST /crm/v4/associations/contacts/companies/batch/associate/default',
+          'POST /crm/v3/objects/emails/batch/create',
+          'POST /crm/v3/objects/tasks/batch/create',
+        ].sort(),
+      );
+      // The owner a contact had stays; the others get the sender's user, in the upsert.
+      const contactOf = (email: string) => [...hs.contacts.values()].find((c) => c.properties.email === email)!;
+      expect(leads.map((l) => contactOf(l.email).properties.hubspot_owner_id)).toEqual(['501', '502', '501', '501']);
+      // A company per domain (the existing one found), each contact associated with its own.
+      expect(hs.companies.size).toBe(3);
+      const companyOf = (email: string) =>
+        hs.associations.find((a) => a.fromType === 'contacts' && a.fromId === contactOf(email).id && a.toType === 'companies')?.toId;
+      expect(companyOf('dee@three.test')).toBe(threeId);
+      expect(companyOf('ann@one.test')).toBe(companyOf('cy@one.test'));
+      expect(outcomes.map((o) => o.result.companyId)).toEqual(leads.map((l) => companyOf(l.email)));
+      expect(hs.emails.size + hs.tasks.size).toBe(9);
+    });
+
+    it('writes the next events of the same leads with their engagement creates alone: the connection remembers contacts, owners and companies', async () => {
+      // Setup
+      await writeAll();
+      hs.requests.length = 0;
+
+      // Action
+      const outcomes = await writeAll();
+
+      // Assertions
+      expect(outcomes.map((o) => o.status)).toEqual(['success', 'success', 'success', 'success']);
+      expect(calls().sort()).toEqual(['POST /crm/v3/objects/emails/batch/create', 'POST /crm/v3/objects/tasks/batch/create']);
+      expect(hs.contacts.size).toBe(4);
+      expect(hs.companies.size).toBe(3);
+      expect(hs.emails.size).toBe(8);
+    });
+
+    it("searches domains in groups that fit HubSpot's 3,000-character search body, and pages through the results", async () => {
+      const many = Array.from({ length: 60 }, (_, i) => ({ email: `p${i}@a-rather-long-company-domain-number-${i}.test`, companyDomain: null, company: null }));
+      const outcomes = await Promise.all(
+        many.map((lead) =>
+          connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(lead), { ...NO_OPTIONS, createOrUpdateCompany: true }).run),
+        ),
+      );
+      expect(outcomes.every((o) => o.status === 'success')).toBe(true);
+      expect(hs.requests.filter((r) => r.path.endsWith('/companies/search')).length).toBeGreaterThan(1);
+      expect(hs.requests.filter((r) => r.status >= 400)).toEqual([]);
+      expect(hs.companies.size).toBe(60);
     });
   });
 

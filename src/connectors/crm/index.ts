@@ -1,6 +1,6 @@
 import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
 import { gatedHttp, type GateConfig } from './gate.js';
-import { hubspotConnector, hubspotCredentials } from './hubspot.js';
+import { hubspotConnector, hubspotCredentials } from './hubspot/index.js';
 import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce.js';
 import { CrmError } from './errors.js';
 import type { CrmConnector } from './types.js';
@@ -29,6 +29,8 @@ export interface CrmConfig {
   budgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
   /** The connection's shared request budget: every call takes a slot of it (src/connectors/crm/gate.ts). */
   gate?: GateConfig;
+  /** The connection written for: what its runs learn of its CRM is remembered under it. */
+  connectionId?: number;
 }
 
 /** CRM kinds with a connector (Connection.crm, uppercase). */
@@ -65,6 +67,7 @@ export function crmConnector(crm: string, credentials: unknown, config: CrmConfi
     now: config.now ?? Date.now,
     // A budgeted connection's calls are its scarce resource: shared calls wait a moment to fill up.
     shareGatherMs: config.gate ? SHARE_GATHER_MS : 0,
+    ...(config.connectionId !== undefined ? { memoryKey: `connection:${config.connectionId}` } : {}),
   };
   if (kind === 'HUBSPOT') {
     const parsed = hubspotCredentials.safeParse(credentials);

@@ -18,6 +18,8 @@ export interface ConnectorDeps {
    * connection's request budget, not our speed, is the limit (a gated connection); 0 otherwise.
    */
   shareGatherMs?: number;
+  /** Names the connection whose runs may remember what they learnt of its CRM (a domain's company, an email's contact); default: the token. */
+  memoryKey?: string;
 }
 
 interface SendOptions extends HttpRequest {

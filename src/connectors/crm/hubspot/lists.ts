@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CrmError } from './errors.js';
-import { asRecord } from './records.js';
-import type { ListRead } from './types.js';
+import { CrmError } from '../errors.js';
+import { asRecord } from '../records.js';
+import type { ListRead } from '../types.js';
 
 /** A HubSpot block list source: the list's id (as the fixture format says). */
 const hubspotListSource = z.object({ listId: z.union([z.string().regex(/^\d+$/), z.number().int().positive()]) });
