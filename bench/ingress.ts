@@ -18,16 +18,15 @@
  * BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
  * CPU per process group (from /proc) and commits per event show where the time goes. (c) runs with no CRM
  * budget (HUBSPOT_REQUESTS_PER_10S=0): it measures our own speed.
- * (d) BENCH_LIMITED_EVENTS events the same way for the one HubSpot connection, whose emulator now enforces
- * BENCH_LIMITED_PER_10S requests per rolling 10 s per token (429 past it) and whose `crmRateLimit` says the
- * same: events/s, CRM calls per event, the share answered 429, the time from the last event accepted to the
- * last sync written, lost events and duplicate activities.
+ * (d) campaigns at the CRMs' documented limits, every source option on, each lead's five events repeated as
+ * sequencers send them (bench/crm-limits.ts): a HubSpot portal at 190 and one at 30 requests per 10 s (with
+ * a neighbour connection's latency measured meanwhile), a Salesforce org at 3 requests in flight.
  *
- * This file also runs as its own child processes: `--load` (autocannon, commands on stdin), `--bare`
- * (server a) and `--worker`.
+ * This file also runs as its own child processes: `--load` (autocannon, commands on stdin), `--burst` (a
+ * campaign's events, bench/campaign.ts), `--bare` (server a) and `--worker`.
  *
- * Environment: BENCH_DURATION (s per run, 15), BENCH_WARMUP (s, 3), BENCH_ROUNDS (2), BENCH_CONNECTIONS
- * (50), BENCH_EVENTS (100000), BENCH_LIMITED_EVENTS (30000), BENCH_LIMITED_PER_10S (190), BENCH_SOURCES (10), BENCH_WORKER_CONCURRENCY (comma-separated, default
+ * Environment: BENCH_CASES (which of a,b,c,d run; all), BENCH_DURATION (s per run, 15), BENCH_WARMUP (s, 3), BENCH_ROUNDS (2), BENCH_CONNECTIONS
+ * (50), BENCH_EVENTS (100000), BENCH_SOURCES (10), the (d) variables of bench/crm-limits.ts, BENCH_WORKER_CONCURRENCY (comma-separated, default
  * WORKER_SETTINGS.concurrency), BENCH_WORKERS (worker processes, 1), BENCH_BARE_POOL (10), BENCH_PROFILE (a
  * folder: CPU profiles of the api and worker processes, pg_stat_statements' top statements in (c)).
  * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
@@ -42,7 +41,6 @@ import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hu
 import { seedFixture } from '../src/admin/seed.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
-import { syncsRun } from '../src/jobs/syncs__run.js';
 import { WORKER_SETTINGS } from '../src/worker.js';
 import {
   ask,
@@ -61,6 +59,8 @@ import {
   workerRole,
   type WorkerSpec,
 } from './processes.js';
+import { burstRole } from './campaign.js';
+import { crmLimitCases } from './crm-limits.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
 
 const DURATION = envNumber('BENCH_DURATION', 15);
@@ -68,16 +68,13 @@ const WARMUP = envNumber('BENCH_WARMUP', 3);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 2));
 const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 50));
 const EVENTS = Math.round(envNumber('BENCH_EVENTS', 100_000));
-/** (d): events for one HubSpot connection whose emulator enforces HubSpot's limit. */
-const LIMITED_EVENTS = Math.round(envNumber('BENCH_LIMITED_EVENTS', 30_000));
-/** (d): the emulator's and the connection's requests per rolling 10 s (a Professional private app). */
-const LIMITED_PER_10S = Math.round(envNumber('BENCH_LIMITED_PER_10S', 190));
+const CASES = new Set((process.env.BENCH_CASES || 'a,b,c,d').split(',').map((c) => c.trim()));
 const SOURCES = Math.round(envNumber('BENCH_SOURCES', 10));
 const WORKERS = Math.round(envNumber('BENCH_WORKERS', 1));
 const CONCURRENCIES = (process.env.BENCH_WORKER_CONCURRENCY || String(WORKER_SETTINGS.concurrency)).split(',').map((v) => Number(v.trim()));
 if (!CONCURRENCIES.every((c) => Number.isInteger(c) && c > 0)) throw new Error('BENCH_WORKER_CONCURRENCY must be whole numbers above 0, comma-separated');
 const BARE_POOL = Math.round(envNumber('BENCH_BARE_POOL', 10));
-const TARGET = { ratio: 0.8, p99: 50, eventsPerSecond: 1_000, limitedEventsPerSecond: 400, limited429Share: 0.01 };
+const TARGET = { ratio: 0.8, p99: 50, eventsPerSecond: 1_000 };
 const STALL_MS = 60_000;
 const TOKEN = 'bench-hubspot-token';
 const PAYLOADS = new URL('../test/fixtures/sequencer-payloads/smartlead/', import.meta.url);
@@ -170,110 +167,132 @@ async function run(): Promise<number> {
   out('    grouped commits, multi-row INSERT + one graphile_worker.add_jobs per batch, each caller answered after its commit)');
   out('');
 
-  const target = { a: { port: barePort, path: `/webhooks/${codes[0]}` }, b: { port: apiPort, path: `/webhooks/${codes[0]}` } };
-  for (const which of ['a', 'b'] as const)
-    await ask<LoadResult>(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
+  let verdicts: boolean[] = [];
+  if (CASES.has('a') || CASES.has('b')) {
+    const target = { a: { port: barePort, path: `/webhooks/${codes[0]}` }, b: { port: apiPort, path: `/webhooks/${codes[0]}` } };
+    for (const which of ['a', 'b'] as const)
+      await ask<LoadResult>(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: WARMUP });
 
-  const groups = (server: Child): Groups => ({ server: () => [server.proc.pid!], load: () => [load.proc.pid!], postgres: () => postgresPids(postmaster) });
-  const measure = async (which: 'a' | 'b') => {
-    await q('CHECKPOINT');
-    const [before] = await q<{ id: string; jobs: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, (${JOBS_SQL}) AS jobs`);
-    const cpu = cpuMeter(groups(which === 'a' ? bare : api));
-    const result = await ask<LoadResult>(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: DURATION });
-    const used = cpu();
-    await new Promise((r) => setTimeout(r, 200)); // requests in flight when the load stopped
-    const [after] = await q<{ rows: string; jobs: string; jobless: string }>(
-      `SELECT (SELECT count(*) FROM requests WHERE id > $1) AS rows, (${JOBS_SQL}) - $2 AS jobs,
-              (SELECT count(*) FROM requests r WHERE r.id > $1
-                  AND NOT EXISTS (SELECT 1 FROM graphile_worker._private_jobs j WHERE (j.payload->>'requestId')::bigint = r.id)) AS jobless`,
-      [before!.id, before!.jobs],
-    );
-    return { which, result, used, rows: Number(after!.rows), jobs: Number(after!.jobs), jobless: Number(after!.jobless) };
-  };
-  type Run = Awaited<ReturnType<typeof measure>>;
-  const header = 'run  server   req/s   p50 ms   p99 ms  non-2xx  errors   rows (jobs)           cpu cores used';
-  const line = (label: string, r: Run) =>
-    `${label.padEnd(4)} ${r.which.padEnd(6)} ${fmt(Math.round(r.result.rps)).padStart(7)} ${ms(r.result.p50).padStart(8)} ${ms(r.result.p99).padStart(8)} ${fmt(r.result.non2xx).padStart(8)} ${fmt(r.result.errors + r.result.timeouts).padStart(7)}   ${`${fmt(r.rows)}${r.which === 'b' ? ` (${fmt(r.jobs)})` : ''}`.padEnd(20)}  ${cores(r.used)}`;
+    const groups = (server: Child): Groups => ({ server: () => [server.proc.pid!], load: () => [load.proc.pid!], postgres: () => postgresPids(postmaster) });
+    const measure = async (which: 'a' | 'b') => {
+      await q('CHECKPOINT');
+      const [before] = await q<{ id: string; jobs: string }>(`SELECT (SELECT coalesce(max(id), 0) FROM requests) AS id, (${JOBS_SQL}) AS jobs`);
+      const cpu = cpuMeter(groups(which === 'a' ? bare : api));
+      const result = await ask<LoadResult>(load, { port: target[which].port, requests: [{ path: target[which].path, body: BODY }], duration: DURATION });
+      const used = cpu();
+      await new Promise((r) => setTimeout(r, 200)); // requests in flight when the load stopped
+      const [after] = await q<{ rows: string; jobs: string; jobless: string }>(
+        `SELECT (SELECT count(*) FROM requests WHERE id > $1) AS rows, (${JOBS_SQL}) - $2 AS jobs,
+                (SELECT count(*) FROM requests r WHERE r.id > $1
+                    AND NOT EXISTS (SELECT 1 FROM pending_syncs p WHERE p.request_id = r.id)) AS jobless`,
+        [before!.id, before!.jobs],
+      );
+      return { which, result, used, rows: Number(after!.rows), jobs: Number(after!.jobs), jobless: Number(after!.jobless) };
+    };
+    type Run = Awaited<ReturnType<typeof measure>>;
+    const header = 'run  server   req/s   p50 ms   p99 ms  non-2xx  errors   rows (jobs)           cpu cores used';
+    const line = (label: string, r: Run) =>
+      `${label.padEnd(4)} ${r.which.padEnd(6)} ${fmt(Math.round(r.result.rps)).padStart(7)} ${ms(r.result.p50).padStart(8)} ${ms(r.result.p99).padStart(8)} ${fmt(r.result.non2xx).padStart(8)} ${fmt(r.result.errors + r.result.timeouts).padStart(7)}   ${`${fmt(r.rows)}${r.which === 'b' ? ` (${fmt(r.jobs)})` : ''}`.padEnd(20)}  ${cores(r.used)}`;
 
-  out(header);
-  const runs: Run[] = [];
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    for (const which of round % 2 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
-      log(`round ${round}: ${which}`);
-      const r = await measure(which);
-      runs.push(r);
-      out(line(String(round), r));
+    out(header);
+    const runs: Run[] = [];
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const which of round % 2 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+        log(`round ${round}: ${which}`);
+        const r = await measure(which);
+        runs.push(r);
+        out(line(String(round), r));
+      }
     }
-  }
-  const mean = (which: 'a' | 'b') => runs.filter((r) => r.which === which).reduce((sum, r) => sum + r.result.rps, 0) / ROUNDS;
-  const worstP99 = Math.max(...runs.filter((r) => r.which === 'b').map((r) => r.result.p99));
-  const ratioBA = mean('b') / mean('a');
-  const bRuns = runs.filter((r) => r.which === 'b');
-  const intact = bRuns.every(
-    (r) => r.rows === r.jobs && r.jobless === 0 && r.rows >= r.result.ok && r.result.non2xx + r.result.errors + r.result.timeouts === 0,
-  );
-  const verdicts = [ratioBA >= TARGET.ratio, worstP99 < TARGET.p99, intact];
-  out('');
-  out(
-    `mean req/s: a ${fmt(Math.round(mean('a')))}, b ${fmt(Math.round(mean('b')))}; b/a = ${ratioBA.toFixed(2)} (target >= ${TARGET.ratio}): ${verdicts[0] ? 'PASS' : 'FAIL'}`,
-  );
-  out(`ingress p99 (worst run): ${ms(worstP99)} ms (target < ${TARGET.p99} ms): ${verdicts[1] ? 'PASS' : 'FAIL'}`);
-  out(
-    `ingress zero lost: every (b) run rows == jobs, no row without its ${syncsRun.identifier} job, rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`,
-  );
-  out(`  (rows may exceed the 200s counted by up to ${CONNECTIONS}: requests in flight when the load stopped are committed, their answers not counted)`);
+    const mean = (which: 'a' | 'b') => runs.filter((r) => r.which === which).reduce((sum, r) => sum + r.result.rps, 0) / ROUNDS;
+    const worstP99 = Math.max(...runs.filter((r) => r.which === 'b').map((r) => r.result.p99));
+    const ratioBA = mean('b') / mean('a');
+    const bRuns = runs.filter((r) => r.which === 'b');
+    const intact = bRuns.every(
+      (r) => r.rows === r.jobs && r.jobless === 0 && r.rows >= r.result.ok && r.result.non2xx + r.result.errors + r.result.timeouts === 0,
+    );
+    verdicts = [ratioBA >= TARGET.ratio, worstP99 < TARGET.p99, intact];
+    out('');
+    out(
+      `mean req/s: a ${fmt(Math.round(mean('a')))}, b ${fmt(Math.round(mean('b')))}; b/a = ${ratioBA.toFixed(2)} (target >= ${TARGET.ratio}): ${verdicts[0] ? 'PASS' : 'FAIL'}`,
+    );
+    out(`ingress p99 (worst run): ${ms(worstP99)} ms (target < ${TARGET.p99} ms): ${verdicts[1] ? 'PASS' : 'FAIL'}`);
+    out(
+      `ingress zero lost: every (b) run rows == waiting syncs, no row without its waiting sync (pending_syncs), rows >= 200s answered, no non-2xx: ${verdicts[2] ? 'PASS' : 'FAIL'}`,
+    );
+    out(`  (rows may exceed the 200s counted by up to ${CONNECTIONS}: requests in flight when the load stopped are committed, their answers not counted)`);
 
-  // For comparison only: the same pair with durability off (both settings reload without a restart).
-  await q('ALTER SYSTEM SET fsync = off');
-  await q('ALTER SYSTEM SET synchronous_commit = off');
-  await q('SELECT pg_reload_conf()');
-  await new Promise((r) => setTimeout(r, 500));
-  out('');
-  out('for comparison, fsync and synchronous_commit OFF (not what production promises):');
-  const off = [await measure('a'), await measure('b')];
-  for (const r of off) out(line('off', r));
-  out(`  b/a = ${(off[1]!.result.rps / off[0]!.result.rps).toFixed(2)}`);
-  await q('ALTER SYSTEM RESET fsync');
-  await q('ALTER SYSTEM RESET synchronous_commit');
-  await q('SELECT pg_reload_conf()');
+    // For comparison only: the same pair with durability off (both settings reload without a restart).
+    await q('ALTER SYSTEM SET fsync = off');
+    await q('ALTER SYSTEM SET synchronous_commit = off');
+    await q('SELECT pg_reload_conf()');
+    await new Promise((r) => setTimeout(r, 500));
+    out('');
+    out('for comparison, fsync and synchronous_commit OFF (not what production promises):');
+    const off = [await measure('a'), await measure('b')];
+    for (const r of off) out(line('off', r));
+    out(`  b/a = ${(off[1]!.result.rps / off[0]!.result.rps).toFixed(2)}`);
+    await q('ALTER SYSTEM RESET fsync');
+    await q('ALTER SYSTEM RESET synchronous_commit');
+    await q('SELECT pg_reload_conf()');
+  }
   await bare.stop();
 
   // (c) End to end.
-  const hubspot = await startHubspotEmulator({ accessToken: TOKEN });
-  cleanups.push(() => hubspot.close());
-  const samples = readdirSync(PAYLOADS)
-    .sort()
-    .map((file) => readFileSync(new URL(file, PAYLOADS), 'utf8'));
-  const bodies = samples.map(withUniqueLead);
-  const requests = codes.flatMap((code) => bodies.map((body) => ({ path: `/webhooks/${code}`, body })));
-  out('');
-  out(
-    `(c) end to end: ${fmt(EVENTS)} events through the ingress above (the ${samples.length} Smartlead samples over ${SOURCES} sources of one HubSpot connection,`,
-  );
-  out('    each event with a lead email of its own (autocannon `[<id>]` replacement): every sync writes a new contact),');
-  out(`    ${CONNECTIONS} connections, as fast as the load generator goes), the HubSpot emulator answering (real HTTP, in the bench process),`);
-  out(`    ${WORKERS} worker process(es) wired as \`src/main.ts worker\`; timed from the first POST to the last sync's status (syncs.updated_at)`);
-  out(`graphile-worker settings: WORKER_SETTINGS = ${JSON.stringify(WORKER_SETTINGS)}; runs with concurrency ${CONCURRENCIES.join(', ')} per process`);
   let ok = verdicts.every(Boolean);
-  const unlimited = {
-    label: '(c)',
-    events: EVENTS,
-    hubspot,
-    crmBudgets: { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 },
-    target: TARGET.eventsPerSecond,
-  };
-  for (const concurrency of CONCURRENCIES) ok = (await endToEnd(concurrency, unlimited)) && ok;
+  if (CASES.has('c')) {
+    const hubspot = await startHubspotEmulator({ accessToken: TOKEN });
+    cleanups.push(() => hubspot.close());
+    const samples = readdirSync(PAYLOADS)
+      .sort()
+      .map((file) => readFileSync(new URL(file, PAYLOADS), 'utf8'));
+    const bodies = samples.map(withUniqueLead);
+    const requests = codes.flatMap((code) => bodies.map((body) => ({ path: `/webhooks/${code}`, body })));
+    out('');
+    out(
+      `(c) end to end: ${fmt(EVENTS)} events through the ingress above (the ${samples.length} Smartlead samples over ${SOURCES} sources of one HubSpot connection,`,
+    );
+    out('    each event with a lead email of its own (autocannon `[<id>]` replacement): every sync writes a new contact),');
+    out(`    ${CONNECTIONS} connections, as fast as the load generator goes), the HubSpot emulator answering (real HTTP, in the bench process),`);
+    out(`    ${WORKERS} worker process(es) wired as \`src/main.ts worker\`; timed from the first POST to the last sync's status (syncs.updated_at)`);
+    out(`graphile-worker settings: WORKER_SETTINGS = ${JSON.stringify(WORKER_SETTINGS)}; runs with concurrency ${CONCURRENCIES.join(', ')} per process`);
+    const unlimited = {
+      label: '(c)',
+      events: EVENTS,
+      hubspot,
+      crmBudgets: { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 },
+      target: TARGET.eventsPerSecond,
+      requests,
+    };
+    for (const concurrency of CONCURRENCIES) ok = (await endToEnd(concurrency, unlimited)) && ok;
+  }
 
-  // (d) One busy connection at its CRM's speed limit.
-  const limitedHubspot = await startHubspotEmulator({ accessToken: TOKEN, requestsPer10s: LIMITED_PER_10S });
-  cleanups.push(() => limitedHubspot.close());
-  await q('UPDATE connections SET crm_rate_limit = $1::jsonb WHERE id = $2', [JSON.stringify({ requestsPer10s: LIMITED_PER_10S }), ids.connection]);
-  out('');
-  out(
-    `(d) one busy connection: ${fmt(LIMITED_EVENTS)} events as in (c), the connection's budget and the HubSpot emulator's limit both ${LIMITED_PER_10S} requests per rolling 10 s`,
-  );
-  const limited = { label: '(d)', events: LIMITED_EVENTS, hubspot: limitedHubspot, crmBudgets: undefined, target: TARGET.limitedEventsPerSecond };
-  ok = (await endToEnd(WORKER_SETTINGS.concurrency, limited)) && ok;
+  // (d) Campaigns at the CRMs' limits.
+  if (CASES.has('d')) {
+    const burst = role('burst', {}, {}, false);
+    const rig = {
+      q,
+      prisma,
+      encryptionKey,
+      apiPort,
+      api,
+      postmaster,
+      burst,
+      async startWorkers(crm: { hubspotBaseUrl?: string; salesforceLoginUrl?: string }) {
+        const workers = Array.from({ length: WORKERS }, () =>
+          role(
+            'worker',
+            { url: db.url, concurrency: WORKER_SETTINGS.concurrency, hubspotBaseUrl: crm.hubspotBaseUrl ?? 'http://127.0.0.1:9', ...crm },
+            { ENCRYPTION_KEY: encryptionKey.toString('hex') },
+            true,
+          ),
+        );
+        for (const w of workers) await w.next(/^ready$/);
+        return workers;
+      },
+    };
+    ok = (await crmLimitCases(rig)) && ok;
+  }
   return ok ? 0 : 1;
 
   async function endToEnd(
@@ -284,6 +303,7 @@ async function run(): Promise<number> {
       hubspot: HubspotEmulator;
       crmBudgets: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number } | undefined;
       target: number;
+      requests: { path: string; body: string }[];
     },
   ): Promise<boolean> {
     const { hubspot, events: EVENTS } = run;
@@ -313,7 +333,7 @@ async function run(): Promise<number> {
     });
     log(`${run.label} concurrency ${concurrency}: pushing ${fmt(EVENTS)} events`);
     let pushed: LoadResult | undefined;
-    const pushing = ask<LoadResult>(load, { port: apiPort, requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
+    const pushing = ask<LoadResult>(load, { port: apiPort, requests: run.requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
     let doneAtPushEnd: number | undefined;
     let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
     for (;;) {
@@ -354,11 +374,11 @@ async function run(): Promise<number> {
       "SELECT coalesce(s.status::text, CASE WHEN s.id IS NULL THEN 'no sync row' ELSE 'no status' END) AS status, count(*) AS n FROM requests r LEFT JOIN syncs s ON s.request_id = r.id WHERE r.id > $1 GROUP BY 1 ORDER BY 1",
       [before!.id],
     );
-    // What is left without an outcome, and why (their jobs: when they run next, their attempts, the last error).
-    const stuck = await q<{ n: string; attempts: number | null; run_at: string | null; job_attempts: number | null; last_error: string | null }>(
-      `SELECT count(*) AS n, s.attempts, min(j.run_at)::text AS run_at, j.attempts AS job_attempts, left(j.last_error, 160) AS last_error
+    // What is left without an outcome, and why (their outbox rows: when they are due, their waits and failures on our side).
+    const stuck = await q<{ n: string; attempts: number | null; due_at: string | null; waits: number | null; internal_failures: number | null }>(
+      `SELECT count(*) AS n, s.attempts, min(p.due_at)::text AS due_at, p.waits, p.internal_failures
          FROM requests r LEFT JOIN syncs s ON s.request_id = r.id
-         LEFT JOIN graphile_worker._private_jobs j ON (j.payload->>'requestId')::bigint = r.id
+         LEFT JOIN pending_syncs p ON p.request_id = r.id
         WHERE r.id > $1 AND (s.id IS NULL OR s.status IS NULL)
         GROUP BY 2, 4, 5 ORDER BY 1 DESC LIMIT 5`,
       [before!.id],
@@ -387,7 +407,7 @@ async function run(): Promise<number> {
     out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')} of ${fmt(Number(after!.accepted))} requests`);
     for (const t of stuck)
       out(
-        `  without an outcome: ${fmt(Number(t.n))} (sync attempts ${t.attempts ?? '-'}, job attempts ${t.job_attempts ?? '-'}, next run ${t.run_at ?? 'no job'}, last error ${t.last_error ?? '-'})`,
+        `  without an outcome: ${fmt(Number(t.n))} (sync attempts ${t.attempts ?? '-'}, due ${t.due_at ?? 'not waiting'}, budget waits ${t.waits ?? '-'}, failures on our side ${t.internal_failures ?? '-'})`,
       );
     out(
       `  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`,
@@ -415,8 +435,6 @@ async function run(): Promise<number> {
     out(`  lost (not 200, or no successful sync): ${fmt(lost)}: ${lost === 0 ? 'PASS' : 'FAIL'}`);
     const duplicates = crm.activities - success;
     out(`  duplicate activities (activities written minus events synced): ${fmt(duplicates)}: ${duplicates === 0 ? 'PASS' : 'FAIL'}`);
-    const limitedOk = run.label !== '(d)' || refused / Math.max(1, crm.requests) < TARGET.limited429Share;
-    if (run.label === '(d)') out(`  share of CRM calls answered 429 (target < ${TARGET.limited429Share * 100} %): ${limitedOk ? 'PASS' : 'FAIL'}`);
     if (PROFILE) {
       const top = await q<{ calls: string; total: number; mean: number; query: string }>(
         "SELECT calls, total_exec_time AS total, mean_exec_time AS mean, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
@@ -427,11 +445,12 @@ async function run(): Promise<number> {
           `  ${''.padEnd(40)}${fmt(Number(t.calls)).padStart(9)} ${fmt(Math.round(t.total)).padStart(10)} ${ms(t.mean).padStart(9)}  ${t.query.slice(0, 110)}`,
         );
     }
-    return rate >= run.target && lost === 0 && duplicates === 0 && limitedOk;
+    return rate >= run.target && lost === 0 && duplicates === 0;
   }
 }
 
-const JOBS_SQL = `SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = '${syncsRun.identifier}'`;
+/** The syncs waiting in the outbox: (b) runs without a worker, so each request accepted adds one. */
+const JOBS_SQL = 'SELECT count(*) FROM pending_syncs';
 const SYNC_UPDATES_SQL =
   "(SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS updates, (SELECT n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'syncs') AS hot";
 const COMMITS_SQL = '(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())';
@@ -476,6 +495,9 @@ switch (process.argv[2]) {
     break;
   case '--bare':
     bareRole(childSpec<{ url: string; row: [number, number, number, string] }>(SPEC_ENV));
+    break;
+  case '--burst':
+    await burstRole();
     break;
   case '--worker':
     await workerRole(childSpec<WorkerSpec>(SPEC_ENV));

@@ -40,6 +40,8 @@ export interface WorkerSpec {
   url: string;
   concurrency: number;
   hubspotBaseUrl: string;
+  /** SALESFORCE_LOGIN_URL; unset: nowhere (no Salesforce connection is synced). */
+  salesforceLoginUrl?: string;
   forwarding?: ForwardingConfig;
   webhooks?: WebhookConfig;
   /** Where block lists are pushed (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL) and BLOCKLIST_REFRESH_MINUTES; unset: the vendors' APIs. */
@@ -177,7 +179,7 @@ export async function workerRole(spec: WorkerSpec): Promise<void> {
   pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
   const crm = {
     hubspotBaseUrl: spec.hubspotBaseUrl,
-    salesforceLoginUrl: 'http://127.0.0.1:9',
+    salesforceLoginUrl: spec.salesforceLoginUrl ?? 'http://127.0.0.1:9',
     outboundAllowPrivate: true,
     ...(spec.crmBudgets ? { budgets: spec.crmBudgets } : {}),
   };

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, parseCronItems, run, type WorkerEvents } from 'graphile-worker';
 import { BLOCKLIST_CRON } from './jobs/blocklists__schedule.js';
+import { queueWaitingDrainsSql } from './jobs/syncs__drain.js';
+import { query, sql } from './db/sql.js';
 import type pg from 'pg';
 import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';
 import type { Logger } from './logger.js';
@@ -124,6 +126,9 @@ export async function startWorker(
     runner.promise.catch((error: unknown) => onRunnerFailure(lane, error));
   }
   sweeper.start();
+  // Waiting syncs whose drain is not queued (moved from an older release's jobs, or a wake-up lost to a
+  // restored backup) are picked up at every start: one statement, a job per connection.
+  await query(pool, sql`SELECT (${queueWaitingDrainsSql()}) AS queued`);
   return {
     async stop() {
       stopping = true;

@@ -3,8 +3,7 @@ import { Batcher } from '../db/batcher.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 import { pendingOnArrivalSql, queueSendingSql } from '../jobs/deliveries__send.js';
 import { queueRelaySchedulingSql } from '../jobs/reply_relays__schedule.js';
-import { addJobsSql } from '../jobs/enqueue.js';
-import { syncsRun } from '../jobs/syncs__run.js';
+import { queueDrainsSql } from '../jobs/syncs__drain.js';
 import type { IngressTarget } from './path.js';
 
 export type Acceptance = { accepted: true; requestId: number } | { accepted: false };
@@ -25,8 +24,9 @@ export interface AcceptorOptions {
 /**
  * Commits accepted requests, grouped ({@link Batcher}): every request arriving while a commit is in
  * flight joins the next one, and each caller is answered after the commit that holds its row. One
- * statement per batch finds the sources, inserts the request rows and queues one sync job per row
- * (graphile-worker's `add_jobs` is plain SQL), so a request is either committed with its job or not at all.
+ * statement per batch finds the sources, inserts the request rows with their waiting syncs and queues
+ * their connections' drains (graphile-worker's `add_jobs` is plain SQL), so a request is either committed
+ * with its sync to run or not at all.
  */
 export class RequestAcceptor {
   private readonly pool: pg.Pool;
@@ -74,10 +74,11 @@ export class RequestAcceptor {
 }
 
 /**
- * One statement for a batch: find each request's source, insert the request rows, queue one sync job
- * per row, write the first attempt of each forwarding binding that does not wait for the CRM and queue
+ * One statement for a batch: find each request's source, insert the request rows and their waiting
+ * syncs (the `pending_syncs` outbox), queue the drain of each connection (one job per connection and
+ * batch, replacing a waiting one), write the first attempt of each forwarding binding that does not wait for the CRM and queue
  * its destination's sending loop, queue the reply relay scheduling of requests whose source has a relay,
- * and note the sources' last event time. Ids are drawn up front so each row's job can name it; `matched`
+ * and note the sources' last event time. Ids are drawn up front so each row's waiting sync can name it; `matched`
  * is materialised once (nextval is volatile). Data-modifying CTEs always run; `jobs`, `sending` and `relays` are
  * plain SELECTs, so the answer reads them to make them run. A source whose connection was deleted accepts
  * nothing. The sources' last_event_received_at moves at most once a minute, so hot sources do not
@@ -96,8 +97,11 @@ function acceptStatement(input: Sql): Sql {
     INSERT INTO requests (id, account_id, source_id, connection_id, path, body, content_type)
     SELECT id, account_id, source_id, connection_id, ingress_code, body, content_type FROM matched
   ),
+  waiting AS (
+    INSERT INTO pending_syncs (request_id, connection_id) SELECT id, connection_id FROM matched
+  ),
   jobs AS (
-    SELECT count(*) AS n FROM ${addJobsSql(syncsRun, { from: sql`matched m ORDER BY m.idx`, payload: { requestId: sql`m.id` } })}
+    SELECT (${queueDrainsSql(sql`matched`)}) AS n
   ),
   forwarded AS (${pendingOnArrivalSql(sql`matched`)}),
   sending AS (

@@ -16,6 +16,8 @@ export interface BlocklistRow {
   sequencerCredentialsEncrypted: string | null;
   lastFetchedAt: Date | null;
   connectionId: number;
+  /** The CRM account (portal, org) the connection is connected to. */
+  organizationId: string | null;
   crm: string;
   credentialsEncrypted: string | null;
   crmRateLimit: unknown;
@@ -167,7 +169,7 @@ function selectList(id: number, lock: Sql): Sql {
   SELECT b.id, b.status, b.is_enabled AS "isEnabled", b.has_crm_source AS "hasCrmSource", b.block_type AS "blockType", b.crm_source AS "crmSource",
          b.platform, b.client_id AS "clientId", b.sequencer_credentials_encrypted AS "sequencerCredentialsEncrypted",
          b.last_fetched_at AS "lastFetchedAt", c.id AS "connectionId", c.crm, c.credentials_encrypted AS "credentialsEncrypted",
-         c.crm_rate_limit AS "crmRateLimit", (a.can_block_list AND c.deleted_at IS NULL) AS allowed
+         c.crm_rate_limit AS "crmRateLimit", c.organization_id AS "organizationId", (a.can_block_list AND c.deleted_at IS NULL) AS allowed
     FROM blocklists b JOIN connections c ON c.id = b.connection_id JOIN accounts a ON a.id = c.account_id
    WHERE b.id = ${id}
    ${lock}`;

@@ -7,7 +7,7 @@ import { deliveriesSend } from './deliveries__send.js';
 import { relayExecutionsSend } from './relay_executions__send.js';
 import { replyRelaysSchedule } from './reply_relays__schedule.js';
 import { syncsBulkRetry } from './syncs__bulk_retry.js';
-import { syncsRun } from './syncs__run.js';
+import { syncsDrain } from './syncs__drain.js';
 import { webhookDeliveriesSend } from './webhook_deliveries__send.js';
 import type { Lane } from './lanes.js';
 import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js';
@@ -17,7 +17,7 @@ import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js'
  * the health checks' lag queries are built from this list; adding a job kind is adding its row.
  */
 export const CATALOG: readonly CatalogEntry[] = [
-  catalogEntry(syncsRun),
+  catalogEntry(syncsDrain),
   catalogEntry(deliveriesSend),
   catalogEntry(replyRelaysSchedule),
   catalogEntry(relayExecutionsSend),

@@ -12,10 +12,10 @@ import type { JobEnvironment } from './task.js';
 export function connectionCrmConfig(
   env: JobEnvironment,
   budgets: CrmBudgetStore,
-  connection: { connectionId: number; crm: string; crmRateLimit: unknown },
+  connection: { connectionId: number; organizationId: string | null; crm: string; crmRateLimit: unknown },
   gate: Pick<GateConfig, 'maxWaitMs' | 'announceRefusals'> = {},
 ): CrmConfig {
   const budget = budgetFor(connection.crm, connection.crmRateLimit, env.crm.budgets);
-  const config = { ...env.crm, connectionId: connection.connectionId };
+  const config = { ...env.crm, connection: { id: connection.connectionId, organizationId: connection.organizationId } };
   return budget ? { ...config, gate: { store: budgets, connectionId: connection.connectionId, budget, ...gate } } : config;
 }

@@ -1,4 +1,7 @@
 import type pg from 'pg';
+
+/** Request bodies one round holds at most (bodies reach 1 MB). */
+const ROUND_BODY_BYTES = 64 * 1024 * 1024;
 import { Batcher } from '../db/batcher.js';
 import { withTransaction } from '../db/transaction.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
@@ -22,6 +25,8 @@ export interface SyncContext {
   accountId: number;
   sourceId: number;
   connectionId: number;
+  /** The CRM account (portal, org) the connection is connected to. */
+  organizationId: string | null;
   platform: string;
   crm: string;
   syncEnabled: boolean;
@@ -37,37 +42,105 @@ export interface SyncContext {
   receivedAt: Date;
 }
 
+/** A waiting sync of the outbox (`pending_syncs`), as a drain claims it. */
+export interface PendingSync {
+  requestId: number;
+  /** An asked-for retry: it may run again a sync whose outcome was an error. */
+  retry: boolean;
+  /** Runs that only waited for the connection's CRM budget. */
+  waits: number;
+}
+
 /** `done`: nothing to do (request gone, or its outcome already recorded). */
-export type Loaded = { kind: 'done' } | { kind: 'loaded'; sync: SyncRow; context: SyncContext; parsed: ParseResult };
+export type Loaded =
+  { kind: 'done'; pending: PendingSync } | { kind: 'loaded'; pending: PendingSync; sync: SyncRow; context: SyncContext; parsed: ParseResult };
 
 /** A sync's outcome; `crmState`: the state after the connector's last step, stored with it. */
 export type Final = { status: 'success' | 'warning' | 'error'; error: Record<string, unknown> | null; failure?: FailureReason; crmState?: CrmState };
 
 /**
- * The sync job's reads and writes, grouped across the jobs one worker process runs at once: concurrent
- * jobs share one statement or transaction per step ({@link Batcher}), so a worker's commits and round
- * trips grow with the batches, not the events. A batch that fails is run again one job at a time, so one bad row fails
- * only its own job.
+ * The sync outbox (`pending_syncs`) and the sync rows, as the drains use them: claims of due syncs, a
+ * round's loads, and its outcomes, grouped across the drains one worker process runs at once (the syncs
+ * of a round share one statement or transaction per step, {@link Batcher}), so a worker's commits and
+ * round trips grow with the batches, not the events. A batch that fails is run again one sync at a time,
+ * so one bad row fails only its own sync.
  */
 export class SyncStore {
-  private readonly loads: Batcher<{ requestId: number; retry: boolean }, Loaded>;
   private readonly states: Batcher<{ syncId: string; state: CrmState }, void>;
   private readonly finishes: Batcher<Finish, void>;
+  private readonly reschedules: Batcher<{ requestId: number; waitMs: number; waited: boolean }, void>;
 
-  constructor(private readonly pool: pg.Pool) {
-    this.loads = new Batcher((items) => this.loadMany(items), { key: (i) => i.requestId, isolateFailures: true, maxBatch: 200 });
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Builds the SQL that wakes a connection's drain when its rescheduled syncs fall due (its job's own rule). */
+    private readonly wakeUps: (rescheduled: Sql) => Sql,
+  ) {
     this.states = new Batcher((items) => this.saveStates(items), { key: (i) => i.syncId, isolateFailures: true, maxBatch: 200 });
     // One at a time per process: the batch locks its pipelines' health rows until it commits.
     this.finishes = new Batcher((items) => this.finishMany(items), { key: (i) => i.sync.id, isolateFailures: true, maxBatch: 200 });
+    this.reschedules = new Batcher((items) => this.rescheduleMany(items), { key: (i) => i.requestId, isolateFailures: true, maxBatch: 500 });
   }
 
   /**
-   * The request and its pipeline, the parsed event, then in one statement the sync row (created on the
-   * first run, its attempts counted on every run) and the lead category signal (once per request).
-   * A recorded outcome is `done`, unless this is an asked-for retry of an error.
+   * Up to `limit` waiting syncs of the connection that are due, oldest first, and within 64 MB of
+   * request bodies (a round holds them). Only one drain runs per connection (its jobs share a named
+   * queue), so a claim needs no lock: each sync of a round leaves the outbox with its outcome or moves to
+   * a later due time before the next claim.
    */
-  load(requestId: number, retry: boolean): Promise<Loaded> {
-    return this.loads.load({ requestId, retry });
+  async claim(connectionId: number, limit: number): Promise<PendingSync[]> {
+    const { rows: claimed } = await query<{ requestId: string; retry: boolean; waits: number }>(
+      this.pool,
+      sql`SELECT request_id AS "requestId", retry, waits FROM (
+            SELECT p.request_id, p.retry, p.waits, p.due_at,
+                   sum(pg_column_size(r.body)) OVER (ORDER BY p.due_at, p.request_id) - pg_column_size(r.body) AS before
+              FROM (SELECT * FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at <= now() ORDER BY due_at, request_id LIMIT ${limit}) p
+              JOIN requests r ON r.id = p.request_id
+          ) due
+          WHERE before < ${ROUND_BODY_BYTES}
+          ORDER BY due_at, request_id`,
+    );
+    return claimed.map((c) => ({ requestId: Number(c.requestId), retry: c.retry, waits: c.waits }));
+  }
+
+  /**
+   * The requests of a round and their pipelines, the parsed events, then in one statement the sync rows
+   * (created on the first run, their attempts counted on every run) and the lead category signals (once
+   * per request). A recorded outcome is `done`, unless this is an asked-for retry of an error; so is a
+   * request that is gone (its outbox row went with it).
+   */
+  loadRound(claimed: PendingSync[]): Promise<Loaded[]> {
+    return this.loadMany(claimed);
+  }
+
+  /** Drops the outbox rows of syncs with nothing to do. */
+  async forget(requestIds: number[]): Promise<void> {
+    await query(this.pool, sql`DELETE FROM pending_syncs WHERE request_id = ANY(${requestIds}::bigint[])`);
+  }
+
+  /**
+   * Moves a waiting sync to when the CRM (or its budget) said to come back, counting a wait for the budget
+   * as such (not a failure), and queues its connection's drain for then, in one statement.
+   */
+  reschedule(requestId: number, waitMs: number, waited: boolean): Promise<void> {
+    return this.reschedules.load({ requestId, waitMs, waited });
+  }
+
+  /**
+   * Counts a failure on our side of a waiting sync (src/jobs/syncs__drain.ts `setAside`) and moves it a
+   * second later per failure so far, queueing its drain for then; the failures counted, or undefined when
+   * the sync is no longer waiting.
+   */
+  async countInternalFailure(requestId: number): Promise<number | undefined> {
+    const { rows } = await query<{ failures: number }>(
+      this.pool,
+      sql`WITH counted AS (
+            UPDATE pending_syncs SET internal_failures = internal_failures + 1, due_at = now() + make_interval(secs => internal_failures + 1)
+             WHERE request_id = ${requestId}
+            RETURNING connection_id, due_at, internal_failures
+          )
+          SELECT internal_failures AS failures, (${this.wakeUps(sql`counted`)}) AS woken FROM counted`,
+    );
+    return rows[0]?.failures;
   }
 
   /**
@@ -96,6 +169,7 @@ export class SyncStore {
                 WHERE syncs.status IS NULL OR (${retry}::boolean AND syncs.status = 'error')
               RETURNING request_id, source_id, event_type
             ),
+            waiting AS (DELETE FROM pending_syncs WHERE request_id = ${requestId}),
             forwarded AS (${pendingOnOutcomeSql(sql`(SELECT request_id, source_id, event_type, false AS readable FROM recorded WHERE NOT ${retry}::boolean)`)}),
             sending AS (SELECT (${queueSendingSql(sql`forwarded`)}) AS n WHERE EXISTS (SELECT 1 FROM forwarded))
             SELECT account_id AS "accountId", source_id AS "sourceId", connection_id AS "connectionId", platform, crm,
@@ -123,14 +197,14 @@ export class SyncStore {
 
   // Two statements, no transaction: the read, then one statement that upserts the sync rows and stores
   // the category signals of the rows still to be written.
-  private async loadMany(items: { requestId: number; retry: boolean }[]): Promise<Loaded[]> {
+  private async loadMany(items: PendingSync[]): Promise<Loaded[]> {
     const { rows: contexts } = await query<SyncContext & { requestId: string }>(this.pool, contextStatement(items.map((i) => i.requestId)));
     const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));
     const found = items.flatMap((item) => {
       const context = byRequest.get(item.requestId);
       return context ? [{ item, context, parsed: parseInbound(context.platform, context.body) }] : [];
     });
-    if (found.length === 0) return items.map(() => ({ kind: 'done' as const }));
+    if (found.length === 0) return items.map((pending) => ({ kind: 'done' as const, pending }));
 
     const input = rows(
       'i',
@@ -170,10 +244,28 @@ export class SyncStore {
       found.flatMap((f) => {
         const sync = syncOf.get(f.context.requestId)!;
         const live = sync.status === null || (f.item.retry && sync.status === 'error');
-        return live ? [[f.item.requestId, { kind: 'loaded' as const, sync, context: f.context, parsed: f.parsed }] as const] : [];
+        return live ? [[f.item.requestId, { kind: 'loaded' as const, pending: f.item, sync, context: f.context, parsed: f.parsed }] as const] : [];
       }),
     );
-    return items.map((item) => loaded.get(item.requestId) ?? { kind: 'done' as const });
+    return items.map((pending) => loaded.get(pending.requestId) ?? { kind: 'done' as const, pending });
+  }
+
+  private async rescheduleMany(items: { requestId: number; waitMs: number; waited: boolean }[]): Promise<void[]> {
+    const moves = rows(
+      'i',
+      { requestId: 'bigint', waitMs: 'int', waited: 'boolean' },
+      items.map((i) => ({ requestId: i.requestId, waitMs: Math.round(i.waitMs), waited: i.waited })),
+    );
+    await query(
+      this.pool,
+      sql`WITH moved AS (
+            UPDATE pending_syncs p SET due_at = now() + i.wait_ms * interval '1 millisecond', waits = p.waits + CASE WHEN i.waited THEN 1 ELSE 0 END
+              FROM ${moves} WHERE p.request_id = i.request_id
+            RETURNING p.connection_id, p.due_at
+          )
+          SELECT (${this.wakeUps(sql`moved`)}) AS woken`,
+    );
+    return items.map(() => undefined);
   }
 
   private async saveStates(items: { syncId: string; state: CrmState }[]): Promise<void[]> {
@@ -191,9 +283,10 @@ export class SyncStore {
     await withTransaction(this.pool, async (client) => {
       const outcomes = rows(
         'i',
-        { id: 'bigint', status: 'text', error: 'jsonb', retry: 'boolean', state: 'jsonb', readable: 'boolean' },
+        { id: 'bigint', requestId: 'bigint', status: 'text', error: 'jsonb', retry: 'boolean', state: 'jsonb', readable: 'boolean' },
         items.map((i) => ({
           id: i.sync.id,
+          requestId: i.context.requestId,
           status: i.final.status,
           error: i.final.error,
           retry: i.retry,
@@ -227,7 +320,7 @@ interface Finish {
 
 function contextStatement(requestIds: number[]): Sql {
   return sql`
-  SELECT r.id AS "requestId", r.account_id AS "accountId", s.id AS "sourceId", c.id AS "connectionId", s.platform, c.crm,
+  SELECT r.id AS "requestId", r.account_id AS "accountId", s.id AS "sourceId", c.id AS "connectionId", c.organization_id AS "organizationId", s.platform, c.crm,
          c.sync_enabled AS "syncEnabled", c.deleted_at IS NOT NULL AS "connectionDeleted",
          c.credentials_encrypted AS "credentialsEncrypted", c.crm_rate_limit AS "crmRateLimit",
          s.create_or_update_company AS "createOrUpdateCompany", s.create_or_update_task AS "createOrUpdateTask",
@@ -261,13 +354,16 @@ function loadSyncsStatement(input: Sql): Sql {
   SELECT request_id AS "requestId", id, status, crm_state AS "crmState", attempts FROM upserted`;
 }
 
-// An outcome another run recorded first stands (unless this is an asked-for retry of an error). A first
-// outcome (not an asked-for retry) writes the first attempt of the source's delayed forwarding bindings.
+// An outcome another run recorded first stands (unless this is an asked-for retry of an error); either
+// way the sync leaves the outbox. A first outcome (not an asked-for retry) writes the first attempt of the
+// source's delayed forwarding bindings.
 function finishStatement(outcomes: Sql): Sql {
   return sql`
-  WITH finished AS (
+  WITH input AS (SELECT * FROM ${outcomes}),
+  waiting AS (DELETE FROM pending_syncs p USING input i WHERE p.request_id = i.request_id),
+  finished AS (
     UPDATE syncs s SET status = i.status::sync_status, error = i.error, crm_state = COALESCE(i.state, s.crm_state), updated_at = now()
-      FROM ${outcomes}
+      FROM input i
      WHERE s.id = i.id AND (s.status IS NULL OR (i.retry AND s.status = 'error'))
     RETURNING s.id, s.request_id, s.source_id, s.event_type, i.readable, i.retry
   ),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { withTransaction } from '../db/transaction.js';
 import { query, sql, type Sql } from '../db/sql.js';
 import { addJobsSql, enqueue } from './enqueue.js';
-import { syncRetryJobKeySql, syncsRun } from './syncs__run.js';
+import { queueDrainsSql, retriesSql } from './syncs__drain.js';
 import { defineTask } from './task.js';
 
 /** Retries of one bulk queued and not yet run, at most: the next chunk waits for them, so a bulk never floods the queue ahead of live events. */
@@ -13,9 +13,9 @@ const WAIT_MS = 2_000;
 
 /**
  * `syncs__bulk_retry {bulkRetryId}`: queues the retries of a staff bulk re-sync (GraphQL `retrySyncs`),
- * a chunk of 1,000 at a time: each chunk's retry jobs (`syncs__run {retry: true}` under the sync's
- * retry key) are queued in the same transaction that marks its items queued, so a crash queues each
- * sync once. The next chunk is queued when fewer than a chunk of the bulk's retries are still waiting to
+ * a chunk of 1,000 at a time: each chunk's retries (asked-for retries in the sync outbox, with their
+ * connections' drains) are written in the same transaction that marks its items queued, so a crash
+ * queues each sync once. The next chunk is queued when fewer than a chunk of the bulk's retries are still waiting to
  * run; each retry then takes the connection's CRM budget like any sync. Queued by `retrySyncs`.
  */
 export const syncsBulkRetry = defineTask({
@@ -58,7 +58,7 @@ async function queueNextChunk(pool: pg.Pool, bulkRetryId: number): Promise<boole
              WHERE i.bulk_retry_id = ${bulkRetryId} AND i.queued_at IS NOT NULL AND s.updated_at <= i.queued_at
           ),
           chunk AS (
-            SELECT i.sync_id, s.request_id FROM bulk_retry_items i JOIN syncs s ON s.id = i.sync_id
+            SELECT i.sync_id, s.request_id, s.connection_id FROM bulk_retry_items i JOIN syncs s ON s.id = i.sync_id
              WHERE i.bulk_retry_id = ${bulkRetryId} AND i.queued_at IS NULL AND (SELECT n FROM waiting) < ${CHUNK}
              ORDER BY i.sync_id LIMIT ${CHUNK}
              FOR UPDATE OF i SKIP LOCKED
@@ -68,12 +68,11 @@ async function queueNextChunk(pool: pg.Pool, bulkRetryId: number): Promise<boole
              WHERE i.bulk_retry_id = ${bulkRetryId} AND i.sync_id = chunk.sync_id
             RETURNING i.sync_id
           ),
-          queued AS (
-            SELECT ${addJobsSql(syncsRun, { from: sql`chunk`, payload: { requestId: sql`request_id`, retry: sql`true` }, jobKey: syncRetryJobKeySql(sql`sync_id`) })}
-          )
+          queued AS (${retriesSql(sql`chunk`)}),
+          drained AS (SELECT (${queueDrainsSql(sql`queued`)}) AS n)
           SELECT (SELECT count(*) FROM marked)::int AS marked,
                  (SELECT count(*) FROM bulk_retry_items WHERE bulk_retry_id = ${bulkRetryId} AND queued_at IS NULL)::int AS left,
-                 (SELECT count(*) FROM queued)::int AS jobs`,
+                 (SELECT n FROM drained)::int AS drains`,
     );
     const { marked, left } = rows[0]!;
     // `left` was counted before this statement's own marks.

@@ -1,7 +1,6 @@
 import { SUPPORTED_CRMS } from '../connectors/crm/index.js';
 import { sql } from '../db/sql.js';
-import { addJobsSql } from '../jobs/enqueue.js';
-import { syncRetryJobKey, syncsRun } from '../jobs/syncs__run.js';
+import { queueDrainsSql, retriesSql } from '../jobs/syncs__drain.js';
 import { builder } from './builder.js';
 import { serviceError } from './errors.js';
 import { writableRows } from './key-access.js';
@@ -26,11 +25,12 @@ builder.mutationField('retrySync', (t) =>
     args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
     resolve: async (_root, args, ctx) => {
       const writable = writableRows(ctx, { account: sql`s.account_id`, connection: sql`s.connection_id` });
-      // One statement: the visibility check, the eligibility checks, and the job (under a key, so
-      // repeated calls queue one retry). The sync keeps its status until the retry runs.
+      // One statement: the visibility check, the eligibility checks, and the retry in the sync outbox (one
+      // row per request, so repeated calls queue one retry) with its connection's drain. The sync keeps its
+      // status until the retry runs.
       const [row] = await ctx.prisma.$queryRaw<{ visible: boolean; eligible: boolean; queued: boolean }[]>`
         WITH target AS (
-          SELECT s.id, s.request_id, s.status, c.crm, c.deleted_at, r.id AS request
+          SELECT s.id, s.request_id, s.connection_id, s.status, c.crm, c.deleted_at, r.id AS request
             FROM syncs s
             JOIN connections c ON c.id = s.connection_id
             LEFT JOIN requests r ON r.id = s.request_id
@@ -40,10 +40,10 @@ builder.mutationField('retrySync', (t) =>
           SELECT * FROM target
            WHERE status = 'error' AND upper(crm) = ANY(${[...SUPPORTED_CRMS]}::text[]) AND deleted_at IS NULL AND request IS NOT NULL
         ),
-        queued AS (
-          SELECT 1 FROM ${addJobsSql(syncsRun, { from: sql`eligible`, payload: { requestId: sql`request_id`, retry: sql`true` }, jobKey: sql`${syncRetryJobKey(args.id)}` })}
-        )
-        SELECT EXISTS (SELECT 1 FROM target) AS visible, EXISTS (SELECT 1 FROM eligible) AS eligible, EXISTS (SELECT 1 FROM queued) AS queued`;
+        queued AS (${retriesSql(sql`eligible`)}),
+        drained AS (SELECT (${queueDrainsSql(sql`queued`)}) AS n)
+        SELECT EXISTS (SELECT 1 FROM target) AS visible, EXISTS (SELECT 1 FROM eligible) AS eligible,
+               EXISTS (SELECT 1 FROM queued) AND (SELECT n FROM drained) >= 0 AS queued`;
       if (!row?.visible) throw serviceError('NOT_FOUND', `Sync ${args.id} not found`);
       if (!row.eligible || !row.queued) throw serviceError('CONFLICT', NOT_ELIGIBLE);
       return { queued: true as const, syncId: args.id };

@@ -154,6 +154,7 @@ export class HubspotEmulator {
   private readonly windows = new Map<string, number[]>();
   /** Per token, when its searches in the last second were made. */
   private readonly searchWindows = new Map<string, number[]>();
+  private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
 
   private readonly server: http.Server;
   private readonly plan = new FaultPlan();
@@ -199,6 +200,15 @@ export class HubspotEmulator {
    * carried out after the delay, as a server that answers too late does. */
   slow(ms: number, path?: string | RegExp): void {
     this.plan.slow(ms, path);
+  }
+
+  /**
+   * Calls `action` (a crash test kills its worker there) at the `n`th API call from now, in `phase`:
+   * `before` it is carried out (nothing is, nor answered), `unanswered` (carried out, never answered: the
+   * caller's answer is lost), or `answered` (right after the answer went out, before the caller records it).
+   */
+  interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void {
+    this.interception = { left: n, phase, action };
   }
 
   /** Every current access token now answers 401 EXPIRED_AUTHENTICATION until a refresh issues a new one. */
@@ -284,8 +294,15 @@ export class HubspotEmulator {
       }
       const json = body.length > 0 ? parseJson(body) : undefined;
       if (json === INVALID) return limited(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
+      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
+      if (intercepted) this.interception = undefined;
+      // The caller is gone before its request arrives: nothing is carried out or answered.
+      if (intercepted?.phase === 'before') return intercepted.action();
       const [status, payload] = this.route(req.method ?? 'GET', url, json);
+      // Carried out, and the caller gone before the answer: its answer is lost.
+      if (intercepted?.phase === 'unanswered') return intercepted.action();
       limited(status, payload);
+      intercepted?.action();
     } catch (e) {
       answer(500, error('INTERNAL_ERROR', e instanceof Error ? e.message : 'internal error'));
     }

@@ -295,6 +295,7 @@ export class SalesforceEmulator {
     if (method === 'GET' && path === '/query') return this.query(version, url.searchParams.get('q'));
     let m: RegExpExecArray | null;
     if (method === 'GET' && (m = /^\/query\/([^/-]+)-(\d+)$/.exec(path))) return this.queryMore(version, m[1] as string, Number(m[2]));
+    if (method === 'POST' && path === '/composite/sobjects') return this.createCollection(version, req, body);
     if ((m = /^\/sobjects\/(\w+)(?:\/([^/]+))?$/.exec(path))) {
       const type = m[1] as string;
       if (!isSObject(type) || type === 'User')
@@ -321,6 +322,68 @@ export class SalesforceEmulator {
       }
     }
     return [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
+  }
+
+  /**
+   * sObject Collections create (API 42.0+): up to 200 records `{attributes: {type}, ...fields}`, each
+   * created or refused on its own (`allOrNone: false`) or all rolled back when one fails; answered 200
+   * with one `{id, success, errors}` per record, in the records' order.
+   */
+  private createCollection(version: string, req: http.IncomingMessage, body: string): [number, unknown] {
+    if (Number(version.slice(1)) < 42) return [404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]];
+    if (!/^application\/json/.test(req.headers['content-type'] ?? ''))
+      return [415, [{ errorCode: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' }]];
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return [400, [{ errorCode: 'JSON_PARSER_ERROR', message: 'Unexpected character in the JSON body' }]];
+    }
+    const request = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+    const records = request.records;
+    if (!Array.isArray(records) || records.length === 0 || records.length > 200)
+      return [400, [{ errorCode: 'INVALID_BATCH_SIZE', message: 'The number of records in a collection must be between 1 and 200' }]];
+    const results: Array<Record<string, unknown>> = [];
+    const created: Array<{ type: SObject; id: string }> = [];
+    for (const raw of records) {
+      const record = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? { ...(raw as Record<string, unknown>) } : {};
+      const type = (record.attributes as { type?: unknown } | undefined)?.type;
+      delete record.attributes;
+      if (typeof type !== 'string' || !isSObject(type) || type === 'User') {
+        results.push({ success: false, errors: [{ statusCode: 'INVALID_TYPE', message: `sObject type '${String(type)}' is not supported`, fields: [] }] });
+        continue;
+      }
+      const [status, answer] = this.create(type, record);
+      if (status === 201) {
+        const id = (answer as { id: string }).id;
+        created.push({ type, id });
+        results.push({ id, success: true, errors: [] });
+      } else {
+        const problem = (answer as Array<{ errorCode: string; message: string; fields?: string[] }>)[0]!;
+        results.push({ success: false, errors: [{ statusCode: problem.errorCode, message: problem.message, fields: problem.fields ?? [] }] });
+      }
+    }
+    if (request.allOrNone === true && results.some((r) => r.success !== true)) {
+      for (const c of created) this.table(c.type).delete(c.id);
+      return [
+        200,
+        results.map((r) =>
+          r.success === true
+            ? {
+                success: false,
+                errors: [
+                  {
+                    statusCode: 'ALL_OR_NONE_OPERATION_ROLLED_BACK',
+                    message: 'Record rolled back because not all records were valid and the request was using AllOrNone header',
+                    fields: [],
+                  },
+                ],
+              }
+            : r,
+        ),
+      ];
+    }
+    return [200, results];
   }
 
   private create(type: Exclude<SObject, 'User'>, fields: Record<string, unknown>): [number, unknown] {

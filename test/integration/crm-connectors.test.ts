@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
 import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
 import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hubspot/index.js';
+import { Lockstep } from '../../src/connectors/crm/lockstep.js';
 import { type HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
 import { type SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
 
@@ -386,8 +387,17 @@ describe('HubSpot connector', () => {
       { email: 'dee@three.test', companyDomain: 'three.test', company: 'Three' },
     ];
     const calls = () => hs.requests.map((r) => `${r.method} ${r.path.replace(/\/\d+/g, '/:id')}`);
-    const writeAll = () =>
-      Promise.all(leads.map((lead) => connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(lead), ALL_OPTIONS).run)));
+    // As a drain writes a round: the runs in step (src/connectors/crm/lockstep.ts), each leaving when it ends.
+    const writeAll = () => {
+      const lockstep = new Lockstep(leads.length);
+      return Promise.all(
+        leads.map((lead) =>
+          connector('HUBSPOT', credentials, hubspotConfig(hs))
+            .write({ ...recorder(crmEvent(lead), ALL_OPTIONS).run, step: () => lockstep.step() })
+            .finally(() => lockstep.leave()),
+        ),
+      );
+    };
 
     it('reads owners once, reads and upserts contacts, finds and creates companies, associates, and creates engagements in one call each', async () => {
       // Setup: two owners; Bob exists and has an owner of his own; Three's company exists.
@@ -960,6 +970,42 @@ describe('Salesforce connector', () => {
     expect(outcome.status).toBe('success');
     expect(sf.tasks.size).toBe(1);
     expect(outcome.result.activityId).toBe([...sf.tasks.keys()][0]);
+  });
+
+  it('shares each step of a round: one user query, one Contact and one Lead query, one create of every new person, one create per kind of Task', async () => {
+    // Setup: Bob is a Contact, Cy a Lead; Ann is new, and two of the round's syncs are hers.
+    sf.seed('Contact', { LastName: 'Bob', Email: 'bob@two.test' });
+    sf.seed('Lead', { LastName: 'Cy', Company: 'Three', Email: 'cy@three.test' });
+    const emails = ['ann@one.test', 'bob@two.test', 'cy@three.test', 'ann@one.test', 'dee@four.test'];
+    const salesforce = connector('SALESFORCE', credentials(), salesforceConfig(sf));
+    const lockstep = new Lockstep(emails.length);
+
+    // Action
+    const outcomes = await Promise.all(
+      emails.map((email) =>
+        salesforce.write({ ...recorder(crmEvent({ email }), ALL_OPTIONS).run, step: () => lockstep.step() }).finally(() => lockstep.leave()),
+      ),
+    );
+
+    // Assertions
+    expect(outcomes.map((o) => o.status)).toEqual(['success', 'success', 'success', 'success', 'success']);
+    const calls = sf.requests.map((r) => (r.query ? r.query.replace(/IN \(.*\)/, 'IN (...)').replace(/ ORDER BY.*/, '') : `${r.method} ${r.path}`));
+    expect(calls).toEqual([
+      "SELECT Id FROM User WHERE Email = 'rep@seller.test' AND IsActive = true LIMIT 1",
+      'SELECT Id, Email FROM Contact WHERE Email IN (...)',
+      'SELECT Id, Email FROM Lead WHERE Email IN (...) AND IsConverted = false',
+      'POST /services/data/v62.0/composite/sobjects',
+      'POST /services/data/v62.0/composite/sobjects',
+      'POST /services/data/v62.0/composite/sobjects',
+    ]);
+    // One new Lead per new email, owned by the sender's user; each event its completed Task and follow-up.
+    expect([...sf.leads.values()].filter((l) => l.Email === 'ann@one.test')).toHaveLength(1);
+    expect(sf.leads.size).toBe(3);
+    expect(outcomes[0]!.result.whoId).toBe(outcomes[3]!.result.whoId);
+    expect(sf.leads.get(String(outcomes[0]!.result.whoId))?.OwnerId).toBe('005000000000002AAA');
+    expect(outcomes[1]!.result).toMatchObject({ whoType: 'Contact', recordCreated: false });
+    expect(outcomes[2]!.result).toMatchObject({ whoType: 'Lead', recordCreated: false });
+    expect([...sf.tasks.values()].map((t) => t.Status).sort()).toEqual([...Array(5).fill('Completed'), ...Array(5).fill('Not Started')]);
   });
 
   it('stores social-only people as Leads with the profile URL and finds them again by any variant', async () => {

@@ -122,8 +122,8 @@ describe("staff twins of the customers' mutations", () => {
     const [sync] = await ctx.db.query<{ id: string }>("SELECT id::text FROM syncs WHERE to_email = 'lead@two.test'");
     const { body } = await explorer(`mutation { retrySync(id: ${sync!.id}) { queued syncId } }`);
     expect(body.data).toEqual({ retrySync: { queued: true, syncId: Number(sync!.id) } });
-    const jobs = await ctx.db.query("SELECT 1 FROM graphile_worker._private_jobs WHERE key = 'sync-retry:' || $1", [sync!.id]);
-    expect(jobs).toHaveLength(1);
+    const waiting = await ctx.db.query('SELECT p.retry FROM pending_syncs p JOIN syncs s ON s.request_id = p.request_id WHERE s.id = $1', [sync!.id]);
+    expect(waiting).toEqual([{ retry: true }]);
     const [last] = (await explorer('{ auditLog(limit: 1) { staff action result } }')).body.data?.auditLog as Array<Record<string, unknown>>;
     expect(last).toEqual({ staff: 'rita', action: 'retrySync', result: { data: { retrySync: { queued: true, syncId: Number(sync!.id) } } } });
   });

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
-import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
 import { apiFetch } from '../support/openapi.js';
 import { useTestServer } from '../support/server.js';
@@ -38,15 +38,15 @@ describe('worker monitoring', () => {
     await eventually(async () => ((await ready()).body.checks.destinations_activities === 'outage' ? true : undefined), 5_000, 'the outage');
   });
 
-  it('reports an outage when a sync job has waited over 5 minutes, even with a worker connected', async () => {
+  it("reports an outage when a connection's sync drain has waited over 5 minutes to start, even with a worker connected", async () => {
     // A connected worker that does not keep up: its connection, and a job it has not taken for 10 minutes.
     const stuck = new pg.Client({ connectionString: ctx.db.url, application_name: WORKER_APPLICATION_NAME });
     await stuck.connect();
     try {
       expect((await ready()).body.checks.destinations_activities).toBe('operational');
       await ctx.db.query(
-        `SELECT graphile_worker.add_job($1, '{"requestId": 1}'::json, run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`,
-        [syncsRun.identifier],
+        `SELECT graphile_worker.add_job($1, '{"connectionId": 1}'::json, queue_name => 'syncs:1', run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`,
+        [syncsDrain.identifier],
       );
       expect((await ready()).body.checks.destinations_activities).toBe('outage');
       await ctx.db.query(`SELECT graphile_worker.remove_job('health-lag-test')`);

@@ -38,8 +38,23 @@ async function jobsFor(requestId: number): Promise<{ task_identifier: string; pa
   );
 }
 
+/** The request's waiting sync (its connection's, due now) in the outbox. */
+async function waitingSyncOf(requestId: number): Promise<{ connection_id: number; retry: boolean }[]> {
+  return ctx.db.query('SELECT connection_id, retry FROM pending_syncs WHERE request_id = $1', [requestId]);
+}
+
+/** The drain jobs queued for a connection, waiting. */
+async function drainsOf(connectionId: number): Promise<unknown[]> {
+  const rows = await ctx.db.query<{ payload: unknown }>(
+    `SELECT j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+      WHERE t.identifier = 'syncs__drain' AND (j.payload->>'connectionId')::int = $1`,
+    [connectionId],
+  );
+  return rows.map((r) => r.payload);
+}
+
 describe('accepted POSTs', () => {
-  it('stores the body as sent with its sync job (and its relay scheduling: the source has a reply relay), and answers with the request id', async () => {
+  it('stores the body as sent with its waiting sync and its connection drain (and its relay scheduling: the source has a reply relay), and answers with the request id', async () => {
     // As a sequencer sends it: key order, spacing and unicode kept byte for byte.
     const body = '{ "event_type": "EMAIL_SENT",\n  "to_email": "Jöse@Prospect.test", "subject": "Hi \\u00e9" }';
 
@@ -54,13 +69,9 @@ describe('accepted POSTs', () => {
       [answer.requestId],
     );
     expect(row).toEqual({ body, path: INGRESS.acmeSmartlead, source_id: smartleadSource, connection_id: acmeHubspot });
-    expect(await jobsFor(answer.requestId)).toEqual(
-      expect.arrayContaining([
-        { task_identifier: 'syncs__run', payload: { requestId: answer.requestId } },
-        { task_identifier: 'reply_relays__schedule', payload: { requestId: answer.requestId } },
-      ]),
-    );
-    expect(await jobsFor(answer.requestId)).toHaveLength(2);
+    expect(await waitingSyncOf(answer.requestId)).toEqual([{ connection_id: acmeHubspot, retry: false }]);
+    expect(await drainsOf(acmeHubspot)).toEqual([{ connectionId: acmeHubspot }]);
+    expect(await jobsFor(answer.requestId)).toEqual([{ task_identifier: 'reply_relays__schedule', payload: { requestId: answer.requestId } }]);
     // Visible through the API like any request.
     const list = await apiGet(ctx.server.baseUrl, `/requests?${around()}&sourceId=${smartleadSource}`, keys.acmeRead);
     expect(list.body.data.map((r: { id: number }) => r.id)).toContain(answer.requestId);
@@ -81,7 +92,7 @@ describe('accepted POSTs', () => {
     expect(res.status).toBe(200);
   });
 
-  it('commits 300 concurrent POSTs, each once, each with one sync job and one relay scheduling job', async () => {
+  it('commits 300 concurrent POSTs, each once, each with its waiting sync and one relay scheduling job, and one drain for the connection', async () => {
     const before = Number((await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM requests'))[0]!.n);
     const answers = await Promise.all(
       Array.from({ length: 300 }, async (_, i) => {
@@ -98,10 +109,11 @@ describe('accepted POSTs', () => {
         WHERE (j.payload->>'requestId')::bigint = ANY($1::bigint[]) GROUP BY t.identifier ORDER BY t.identifier`,
       [answers],
     );
-    expect(jobs).toEqual([
-      { identifier: 'reply_relays__schedule', n: 300 },
-      { identifier: 'syncs__run', n: 300 },
-    ]);
+    expect(jobs).toEqual([{ identifier: 'reply_relays__schedule', n: 300 }]);
+    const [waiting] = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM pending_syncs WHERE request_id = ANY($1::bigint[])', [answers]);
+    expect(waiting?.n).toBe(300);
+    // A waiting drain is replaced, never doubled, by the batches that follow it.
+    expect(await drainsOf(acmeHubspot)).toHaveLength(1);
     // Each answer names the row holding its own body.
     const rows = await ctx.db.query<{ id: string; body: string }>('SELECT id, body FROM requests WHERE id = ANY($1::bigint[])', [answers]);
     const bodyOf = new Map(rows.map((r) => [Number(r.id), JSON.parse(r.body) as { n: number }]));

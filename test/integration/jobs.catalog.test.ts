@@ -11,7 +11,7 @@ import { ZodError } from 'zod';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { enqueue } from '../../src/jobs/enqueue.js';
 import { syncsBulkRetry } from '../../src/jobs/syncs__bulk_retry.js';
-import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestWorker } from '../support/worker.js';
@@ -66,14 +66,14 @@ describe('a job whose payload fails its schema', () => {
   it('fails once, for good, with one log line naming task, job and paths but no value', async () => {
     // Setup: a job queued by SQL (as old releases and statements do) with a wrong payload and a secret in it.
     const secret = 'svcapi_doNotLogThisValue000000000001';
-    await db.query(`SELECT graphile_worker.add_job('syncs__run', $1::json)`, [JSON.stringify({ requestId: 'seven', retry: 'yes', apiKey: secret })]);
+    await db.query(`SELECT graphile_worker.add_job('syncs__drain', $1::json)`, [JSON.stringify({ connectionId: 'seven', apiKey: secret })]);
     const { lines, logger } = capturedLog();
 
     // Action: the real worker takes it.
     const worker = await startTestWorker(db.url, {}, { logger });
     let failed: JobRow;
     try {
-      failed = await eventually(async () => (await jobs('syncs__run')).find((j) => j.last_error !== null), 10_000, 'the job to fail');
+      failed = await eventually(async () => (await jobs('syncs__drain')).find((j) => j.last_error !== null), 10_000, 'the job to fail');
       // Long enough for a retry to have been fetched if there were one (the worker polls every 100 ms).
       await new Promise((resolve) => setTimeout(resolve, 500));
     } finally {
@@ -81,17 +81,16 @@ describe('a job whose payload fails its schema', () => {
     }
 
     // Assertions: one attempt, no retry left, the reason stored and logged once.
-    const [row] = await jobs('syncs__run');
+    const [row] = await jobs('syncs__drain');
     expect(row).toMatchObject({ id: failed.id, attempts: 1, max_attempts: 1 });
-    expect(row!.last_error).toContain('requestId: invalid_type');
-    expect(row!.last_error).toContain('retry: invalid_type');
+    expect(row!.last_error).toContain('connectionId: invalid_type');
     const errors = lines.map((line) => JSON.parse(line) as { level: number; msg: string; job?: { id: string; task: string } }).filter((l) => l.level >= 50);
     expect(errors).toHaveLength(1);
     expect(errors[0]!.msg).toMatch(
-      new RegExp(`^Failed task ${failed.id} \\(syncs__run, [0-9.]+ms, attempt 1 of 1\\) with error 'the payload does not match the syncs__run schema`),
+      new RegExp(`^Failed task ${failed.id} \\(syncs__drain, [0-9.]+ms, attempt 1 of 1\\) with error 'the payload does not match the syncs__drain schema`),
     );
     expect(errors[0]!.msg).not.toContain('\n');
-    expect(errors[0]!.job).toMatchObject({ id: failed.id, task: 'syncs__run' });
+    expect(errors[0]!.job).toMatchObject({ id: failed.id, task: 'syncs__drain' });
     expect(lines.join('\n')).not.toContain(secret);
     expect(lines.join('\n')).not.toContain('seven');
   });
@@ -162,23 +161,23 @@ describe('a job that fails on our side (issue 20)', () => {
 
 describe('enqueue', () => {
   it("refuses a payload its task's schema refuses, before anything is queued", async () => {
-    // @ts-expect-error -- requestId must be a number: the type check is the first guard, the schema the second.
-    await expect(enqueue(utils, syncsRun, { requestId: '12' })).rejects.toBeInstanceOf(ZodError);
-    await expect(enqueue(utils, syncsRun, { requestId: -1 })).rejects.toBeInstanceOf(ZodError);
+    // @ts-expect-error -- connectionId must be a number: the type check is the first guard, the schema the second.
+    await expect(enqueue(utils, syncsDrain, { connectionId: '12' })).rejects.toBeInstanceOf(ZodError);
+    await expect(enqueue(utils, syncsDrain, { connectionId: -1 })).rejects.toBeInstanceOf(ZodError);
     await expect(enqueue(utils, deliveriesSend, { destinationId: 0 })).rejects.toBeInstanceOf(ZodError);
-    expect(await jobs('syncs__run')).toHaveLength(1); // the job of the test above only
+    expect(await jobs('syncs__drain')).toHaveLength(1); // the job of the test above only
   });
 
   it("queues with the task's defaults, which the caller's options override", async () => {
     const runAt = new Date(Date.now() + 3_600_000);
-    const job = await enqueue(utils, syncsRun, { requestId: 424242 }, { runAt });
-    expect(job).toEqual({ id: expect.any(String), key: 'sync:424242', maxAttempts: 25, runAt });
+    const job = await enqueue(utils, syncsDrain, { connectionId: 424242 }, { runAt });
+    expect(job).toEqual({ id: expect.any(String), key: 'syncs:424242', maxAttempts: 25, runAt });
     const [row] = await db.query<{ identifier: string; payload: unknown }>(
       'SELECT t.identifier, j.payload FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE j.id = $1',
       [job.id],
     );
-    expect(row).toEqual({ identifier: 'syncs__run', payload: { requestId: 424242 } });
-    const named = await enqueue(utils, syncsRun, { requestId: 424243, retry: true }, { jobKey: 'chosen-key', maxAttempts: 3 });
+    expect(row).toEqual({ identifier: 'syncs__drain', payload: { connectionId: 424242 } });
+    const named = await enqueue(utils, syncsDrain, { connectionId: 424243 }, { jobKey: 'chosen-key', maxAttempts: 3 });
     expect(named).toMatchObject({ key: 'chosen-key', maxAttempts: 3 });
   });
 });

@@ -1,12 +1,15 @@
 /**
- * A worker process killed (SIGKILL) in the middle of a batch: every accepted request still ends with
- * exactly one sync outcome, and the CRM holds exactly one activity per event (the job resumes from the
- * steps its crm_state records, and a create whose answer was lost is looked up before it is resent).
+ * A worker process killed (SIGKILL) at a random point of a drain's batched steps: before one of its CRM
+ * calls, after HubSpot carried the call out but before the answer came back, or after the answer came and
+ * before the worker recorded it. Another worker finishes: every accepted request ends with exactly one sync
+ * outcome, and HubSpot holds every contact, company, association, activity and task once (each sync resumes
+ * from the steps its crm_state records; a create whose answer was lost is looked up before it is resent).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { seedTestAccounts } from '../support/accounts.js';
+import { campaignBodies, EVENTS_PER_LEAD, type Campaign } from '../support/campaign.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';
 import { killPoint } from '../support/kill-point.js';
@@ -14,7 +17,15 @@ import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const ctx = useTestServer();
-const EVENTS = 120;
+const CAMPAIGN: Campaign = { leads: 24, leadsPerCompany: 3, tag: 'crash', sender: 'rep@seller.test' };
+const EVENTS = CAMPAIGN.leads * EVENTS_PER_LEAD;
+/**
+ * The round's CRM calls (the 120 events of 24 leads in one round, every option on): the owners, the
+ * contacts' read and upsert, the companies' search and create, the associations, the emails and notes, and
+ * the tasks (two calls of 100). Kills fall on one of the first ten.
+ */
+const CALLS = 10;
+const PHASES = ['before', 'unanswered', 'answered'] as const;
 const CODE = 'crashTestSmartlead01';
 let hubspot: HubspotEmulator;
 
@@ -26,7 +37,16 @@ beforeAll(async () => {
     where: { id: connection },
     data: { credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'crash-token' })) },
   });
-  await ctx.db.prisma.source.create({ data: { connectionId: connection, platform: 'smartlead', ingressCode: CODE } });
+  await ctx.db.prisma.source.create({
+    data: {
+      connectionId: connection,
+      platform: 'smartlead',
+      ingressCode: CODE,
+      createOrUpdateCompany: true,
+      createOrUpdateTask: true,
+      assignContactOwner: true,
+    },
+  });
 });
 
 afterAll(async () => {
@@ -38,36 +58,29 @@ const recorded = async (requestIds: number[]) =>
     (await ctx.db.query<{ n: string }>('SELECT count(*) AS n FROM syncs WHERE status IS NOT NULL AND request_id = ANY($1::bigint[])', [requestIds]))[0]!.n,
   );
 
-describe('a worker killed mid-batch', () => {
-  it('loses nothing and writes no activity twice', async () => {
+describe('a worker killed in the middle of a batched step', () => {
+  it('loses nothing and writes nothing twice', async () => {
+    // Setup: a campaign's events (five per lead, in waves), all waiting for the worker.
     const requestIds: number[] = [];
-    for (let i = 0; i < EVENTS; i += 1) {
-      const body = JSON.stringify({ event_type: 'EMAIL_SENT', to_email: `crash${i}@prospect.test`, subject: `Hello ${i}`, sent_message: { text: 'Hi there' } });
+    for (const body of campaignBodies(CAMPAIGN)) {
       const res = await fetch(`${ctx.server.baseUrl}/webhooks/${CODE}`, { method: 'POST', body });
       expect(res.status).toBe(200);
       requestIds.push(((await res.json()) as { requestId: number }).requestId);
     }
-    // Slow CRM answers, so the kill lands while writes are in flight.
-    hubspot.slow(40);
+    const point = killPoint('CRM call and phase', 1, CALLS * PHASES.length);
+    const [call, phase] = [Math.ceil(point / PHASES.length), PHASES[point % PHASES.length]!];
     const victim = startService('worker', {
       DATABASE_URL: ctx.db.url,
       ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
       HUBSPOT_BASE_URL: hubspot.url,
       OUTBOUND_ALLOW_PRIVATE: 'true',
       LOG_LEVEL: 'info',
-      // Few slots, so syncs finish one after another and the kill lands while some are written and some not.
-      WORKER_CONCURRENCY: '4',
     });
-    await victim.waitFor('"msg":"started"');
-    const point = killPoint('recorded syncs', 1, 60);
-    await eventually(async () => ((await recorded(requestIds)) >= point ? true : undefined), 60_000, `${point} recorded syncs`);
-    victim.child.kill('SIGKILL');
-    await victim.exited;
-    const atKill = await recorded(requestIds);
-    expect(atKill).toBeLessThan(EVENTS);
+    hubspot.interceptNth(call, phase, () => victim.child.kill('SIGKILL'));
 
-    // Another worker takes over, including the jobs the dead one held locked.
-    hubspot.slow(0);
+    // Action: the worker dies at that call; another takes over, including the drain the dead one held.
+    await victim.exited;
+    expect(await recorded(requestIds)).toBeLessThan(EVENTS);
     const rescuer = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000 });
     try {
       await eventually(async () => ((await recorded(requestIds)) === EVENTS ? true : undefined), 60_000, 'every sync recorded');
@@ -75,18 +88,27 @@ describe('a worker killed mid-batch', () => {
       await rescuer.stop();
     }
 
-    const syncs = await ctx.db.query<{ request_id: string; status: string; n: string }>(
-      'SELECT request_id, status, count(*) OVER (PARTITION BY request_id) AS n FROM syncs WHERE request_id = ANY($1::bigint[])',
+    // Assertions: one outcome per request, and every CRM object once.
+    const syncs = await ctx.db.query<{ status: string; n: string }>(
+      'SELECT status, count(*) OVER (PARTITION BY request_id) AS n FROM syncs WHERE request_id = ANY($1::bigint[])',
       [requestIds],
     );
     expect(syncs).toHaveLength(EVENTS);
     expect(syncs.filter((s) => s.status !== 'success' || s.n !== '1')).toEqual([]);
-    // Exactly one contact and one email engagement per event.
-    const emails = [...hubspot.emails.values()];
-    expect(emails).toHaveLength(EVENTS);
-    expect(new Set([...hubspot.contacts.values()].map((c) => c.properties.email)).size).toBe(EVENTS);
-    expect(hubspot.contacts.size).toBe(EVENTS);
-  }, 180_000);
+    const contacts = [...hubspot.contacts.values()].filter((c) => c.properties.email?.startsWith('lead-crash-'));
+    expect(contacts).toHaveLength(CAMPAIGN.leads);
+    expect(new Set(contacts.map((c) => c.properties.email)).size).toBe(CAMPAIGN.leads);
+    expect(contacts.every((c) => c.properties.hubspot_owner_id === '501')).toBe(true);
+    const ours = new Set(contacts.map((c) => c.id));
+    const engagements = (type: string) => hubspot.associations.filter((a) => a.fromType === type && a.toType === 'contacts' && ours.has(a.toId)).length;
+    expect(engagements('emails') + engagements('notes')).toBe(EVENTS);
+    expect(engagements('tasks')).toBe(EVENTS);
+    const domains = [...hubspot.companies.values()].map((c) => c.properties.domain);
+    expect(domains).toHaveLength(CAMPAIGN.leads / CAMPAIGN.leadsPerCompany);
+    expect(new Set(domains).size).toBe(domains.length);
+    for (const contact of contacts)
+      expect(hubspot.associations.filter((a) => a.fromType === 'contacts' && a.fromId === contact.id && a.toType === 'companies')).toHaveLength(1);
+  }, 120_000);
 });
 
 describe('a live worker holding a job longer than the stale time', () => {

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSecret, sealSecret } from '../../src/domain/secrets.js';
-import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { INGRESS, seedTestAccounts, type TestKeys } from '../support/accounts.js';
@@ -191,8 +191,7 @@ describe('a failure no retry changes (issue 20)', () => {
         message: 'The sync failed on our side and will not be retried automatically: value refused for the test',
       });
       expect(Date.now() - started).toBeLessThan(40_000);
-      const jobs = await ctx.db.query("SELECT 1 FROM graphile_worker._private_jobs WHERE key = 'sync:' || $1", [requestId]);
-      expect(jobs).toEqual([]);
+      expect(await ctx.db.query('SELECT 1 FROM pending_syncs WHERE request_id = $1', [requestId])).toEqual([]);
       const [health] = await ctx.db.query<{ last_reason: string }>(
         'SELECT last_reason FROM pipeline_health h JOIN requests r ON r.source_id = h.source_id WHERE r.id = $1',
         [requestId],
@@ -242,18 +241,22 @@ describe('lead category signals', () => {
     const body = readFileSync(new URL('smartlead/LEAD_CATEGORY_UPDATED.json', PAYLOADS), 'utf8');
     const requestId = await ingest(codes.smartlead!.hubspot, body);
     expect((await outcomeOf(requestId)).status).toBe('success');
-    // The job again, as after a crash between its steps: the recorded outcome ends it, nothing is added.
-    await ctx.db.query('SELECT graphile_worker.add_job($1, json_build_object($2::text, $3::bigint))', [syncsRun.identifier, 'requestId', requestId]);
+    // The sync again, as after a crash between its steps: the recorded outcome ends it, nothing is added.
+    const [{ connection_id: connectionId } = { connection_id: 0 }] = await ctx.db.query<{ connection_id: number }>(
+      'INSERT INTO pending_syncs (request_id, connection_id) SELECT id, connection_id FROM requests WHERE id = $1 RETURNING connection_id',
+      [requestId],
+    );
+    await ctx.db.query("SELECT graphile_worker.add_job($1, json_build_object('connectionId', $2::int))", [syncsDrain.identifier, connectionId]);
     await eventually(
       async () => {
         const [row] = await ctx.db.query<{ n: string }>(
-          'SELECT count(*) AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = $1',
-          [syncsRun.identifier],
+          'SELECT (SELECT count(*) FROM pending_syncs WHERE request_id = $2) + (SELECT count(*) FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id WHERE t.identifier = $1) AS n',
+          [syncsDrain.identifier, requestId],
         );
         return row?.n === '0' ? true : undefined;
       },
       10_000,
-      'the job queue to drain',
+      'the outbox and the job queue to drain',
     );
     const signals = await ctx.db.query('SELECT platform, contact, category_id, category_name FROM lead_category_signals WHERE request_id = $1', [requestId]);
     expect(signals).toEqual([{ platform: 'smartlead', contact: 'jane@acme.test', category_id: '1', category_name: 'Interested' }]);

@@ -1,7 +1,7 @@
 /**
  * What each job records as its outcome once it has failed for a reason no retry changes (issue 20;
- * `recordUnrecoverable` in src/jobs/task.ts), called directly on a real database without a worker:
- * a reply relay's scheduling leaves a failed execution saying why (once, and only for a relay-bound
+ * `recordUnrecoverable` in src/jobs/task.ts, or the sync drain's own rule per sync), called directly on a
+ * real database without a worker: a sync's error (and its outbox row gone), a reply relay's scheduling leaves a failed execution saying why (once, and only for a relay-bound
  * source), a relay's send ends its execution as failed for good, and a block list's fetch or push leaves
  * its error on the list, back where it rests, as GET /api/v1/blocklists and /account/status show it.
  * The generic rule (when the recorder is called) is tested in jobs.catalog.test.ts.
@@ -13,7 +13,8 @@ import { blocklistsFetch } from '../../src/jobs/blocklists__fetch.js';
 import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
 import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
 import { replyRelaysSchedule } from '../../src/jobs/reply_relays__schedule.js';
-import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { SyncStore } from '../../src/jobs/sync-store.js';
+import { sql } from '../../src/db/sql.js';
 import type { JobEnvironment } from '../../src/jobs/task.js';
 import { createLogger } from '../../src/logger.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
@@ -104,7 +105,10 @@ async function dbNow(): Promise<Date> {
 const requestId = (ref: string, index: number) => requests[ref]![index]!;
 const relayId = () => seeded.replyRelays.rep!;
 
-describe('syncs__run', () => {
+describe('a sync the drain sets aside for the third time', () => {
+  // What syncs__drain records (SyncStore.failUnrecoverable), as its drain builds the store.
+  const record = (requestId: number, retry: boolean, message: string) => new SyncStore(pool, () => sql`SELECT 0`).failUnrecoverable(requestId, retry, message);
+
   /** The sync row of the `plain` source's request, with this status and error, updated long ago. */
   async function syncWith(status: 'error' | 'success', error: unknown): Promise<number> {
     const requestId = requests['plain']![0]!;
@@ -130,19 +134,26 @@ describe('syncs__run', () => {
     const failed = { message: `The sync failed on our side and will not be retried automatically: ${MESSAGE}` };
 
     // A first run's failure does not replace an outcome recorded meanwhile.
-    await recorderOf(syncsRun)({ requestId }, MESSAGE);
+    await record(requestId, false, MESSAGE);
     expect(await syncOf(requestId)).toMatchObject({ status: 'error', error: crmError });
 
     // A retry's does: the error it was asked to replace is now its own.
-    await recorderOf(syncsRun)({ requestId, retry: true }, MESSAGE);
+    await record(requestId, true, MESSAGE);
     const retried = await syncOf(requestId);
     expect(retried).toMatchObject({ status: 'error', error: failed });
     expect(retried.updated_at.getTime()).toBeGreaterThan(Date.parse('2026-01-02T00:00:00Z'));
 
     // A retry never replaces a success.
     await syncWith('success', null);
-    await recorderOf(syncsRun)({ requestId, retry: true }, MESSAGE);
+    await record(requestId, true, MESSAGE);
     expect(await syncOf(requestId)).toMatchObject({ status: 'success', error: null });
+  });
+
+  it('takes the sync out of the outbox, so no drain runs it again', async () => {
+    const requestId = await syncWith('error', { message: 'before' });
+    await ctx.db.query('INSERT INTO pending_syncs (request_id, connection_id, retry) SELECT id, connection_id, true FROM requests WHERE id = $1', [requestId]);
+    await record(requestId, true, MESSAGE);
+    expect(await ctx.db.query('SELECT 1 FROM pending_syncs WHERE request_id = $1', [requestId])).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG, tasksByHealthCheck } from '../../src/jobs/catalog.js';
 import { addJobsSql } from '../../src/jobs/enqueue.js';
-import { syncsRun } from '../../src/jobs/syncs__run.js';
+import { syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { blocklistsFetch } from '../../src/jobs/blocklists__fetch.js';
 import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
 import { BLOCKLIST_CRON, blocklistsSchedule } from '../../src/jobs/blocklists__schedule.js';
@@ -22,7 +22,7 @@ describe('the job catalog', () => {
   it('gives /health/ready the tasks of each worker check', () => {
     expect(tasksByHealthCheck()).toEqual(
       new Map([
-        ['destinations_activities', [{ identifier: 'syncs__run', lane: 'jobs' }]],
+        ['destinations_activities', [{ identifier: 'syncs__drain', lane: 'jobs' }]],
         ['destinations_forwarding', [{ identifier: 'deliveries__send', lane: 'loops' }]],
         [
           'destinations_reply_relays',
@@ -44,9 +44,9 @@ describe('the job catalog', () => {
 });
 
 describe('failures no retry changes (issue 20)', () => {
-  it('are recorded as an outcome by every task but those bounded another way (outbox loops per item, the minute schedule)', () => {
+  it('are recorded as an outcome by every task but those bounded another way (outbox loops and sync drains per item, the minute schedule)', () => {
     const tasks = [
-      syncsRun,
+      syncsDrain,
       deliveriesSend,
       replyRelaysSchedule,
       relayExecutionsSend,
@@ -58,6 +58,7 @@ describe('failures no retry changes (issue 20)', () => {
     ];
     expect(tasks.map((t) => t.identifier).sort()).toEqual(CATALOG.map((e) => e.identifier).sort());
     expect(tasks.filter((t) => t.recordUnrecoverable === null).map((t) => t.identifier)).toEqual([
+      'syncs__drain',
       'deliveries__send',
       'webhook_deliveries__send',
       'blocklists__schedule',
@@ -73,22 +74,25 @@ describe('the block list schedule', () => {
   });
 });
 
-describe('syncs__run payload', () => {
-  it.each([[{ requestId: 1 }], [{ requestId: 9_007_199_254_740_991, retry: true }], [{ requestId: 5, retry: false }]])('accepts %j', (payload) => {
-    expect(syncsRun.payload.safeParse(payload).success).toBe(true);
+describe('syncs__drain payload', () => {
+  it.each([[{ connectionId: 1 }], [{ connectionId: 2_147_483_647 }]])('accepts %j', (payload) => {
+    expect(syncsDrain.payload.safeParse(payload).success).toBe(true);
   });
 
-  it.each([[{}], [{ requestId: 0 }], [{ requestId: 1.5 }], [{ requestId: '7' }], [{ requestId: 1, retry: 'yes' }], [null], [[1]]])('refuses %j', (payload) => {
-    expect(syncsRun.payload.safeParse(payload).success).toBe(false);
-  });
+  it.each([[{}], [{ connectionId: 0 }], [{ connectionId: 1.5 }], [{ connectionId: '7' }], [{ connectionId: 2_147_483_648 }], [null], [[1]]])(
+    'refuses %j',
+    (payload) => {
+      expect(syncsDrain.payload.safeParse(payload).success).toBe(false);
+    },
+  );
 });
 
 describe('addJobsSql', () => {
   it('spells the task, its payload fields and defaults as bound values, never inline', () => {
-    const statement = addJobsSql(syncsRun, { from: sql`matched m`, payload: { requestId: sql`m.id` } });
-    expect(statement.text).not.toContain('syncs__run');
-    expect(statement.text).toContain('json_build_object($2::text, m.id)');
+    const statement = addJobsSql(syncsDrain, { from: sql`matched m`, payload: { connectionId: sql`m.connection_id` } });
+    expect(statement.text).not.toContain('syncs__drain');
+    expect(statement.text).toContain('json_build_object($2::text, m.connection_id)');
     expect(statement.text).toContain('FROM matched m');
-    expect(statement.values).toEqual(['syncs__run', 'requestId', 25]);
+    expect(statement.values).toEqual(['syncs__drain', 'connectionId', 25]);
   });
 });

@@ -1,7 +1,7 @@
 import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
 import { gatedHttp, type GateConfig } from './gate.js';
 import { hubspotConnector, hubspotCredentials } from './hubspot/index.js';
-import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce.js';
+import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce/index.js';
 import { CrmError } from './errors.js';
 import type { CrmConnector } from './types.js';
 
@@ -29,8 +29,11 @@ export interface CrmConfig {
   budgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
   /** The connection's shared request budget: every call takes a slot of it (src/connectors/crm/gate.ts). */
   gate?: GateConfig;
-  /** The connection written for: what its runs learn of its CRM is remembered under it. */
-  connectionId?: number;
+  /**
+   * The connection written for, and the CRM account (portal, org) it is connected to: what its runs learn
+   * of the CRM is remembered under both, so a reconnection to another account starts afresh.
+   */
+  connection?: { id: number; organizationId: string | null };
 }
 
 /** CRM kinds with a connector (Connection.crm, uppercase). */
@@ -39,8 +42,12 @@ export const SUPPORTED_CRMS = ['HUBSPOT', 'SALESFORCE'] as const;
 const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 500, maxDelayMs: 8_000 };
 const DEFAULT_RETRY_BUDGET_MS = 25_000;
 const DEFAULT_TIMEOUT_MS = 20_000;
-/** How long a budgeted connection's shared call waits for more syncs before it goes. */
-const SHARE_GATHER_MS = 50;
+/**
+ * How long a budgeted connection's shared call waits for more syncs before it goes: the runs of a round
+ * reach each step together (src/connectors/crm/lockstep.ts), and this gathers those a statement or two
+ * later (their saves went in another batch).
+ */
+const SHARE_GATHER_MS = 10;
 
 const sharedClients = new Map<string, HttpClient>();
 
@@ -67,7 +74,7 @@ export function crmConnector(crm: string, credentials: unknown, config: CrmConfi
     now: config.now ?? Date.now,
     // A budgeted connection's calls are its scarce resource: shared calls wait a moment to fill up.
     shareGatherMs: config.gate ? SHARE_GATHER_MS : 0,
-    ...(config.connectionId !== undefined ? { memoryKey: `connection:${config.connectionId}` } : {}),
+    ...(config.connection ? { memoryKey: `connection:${config.connection.id}:${config.connection.organizationId ?? ''}` } : {}),
   };
   if (kind === 'HUBSPOT') {
     const parsed = hubspotCredentials.safeParse(credentials);

@@ -18,7 +18,10 @@ export interface ConnectorDeps {
    * connection's request budget, not our speed, is the limit (a gated connection); 0 otherwise.
    */
   shareGatherMs?: number;
-  /** Names the connection whose runs may remember what they learnt of its CRM (a domain's company, an email's contact); default: the token. */
+  /**
+   * Names the connection (and its CRM account) whose runs may remember what they learnt of its CRM (a
+   * domain's company, an email's contact); the session adds the API's address. Default: the token.
+   */
   memoryKey?: string;
 }
 

@@ -1,11 +1,15 @@
 import { Batcher } from '../../db/batcher.js';
 
+/** Calls of one key in flight at once. */
+const CALLS_IN_FLIGHT = 4;
+
 /**
  * Calls that the syncs of one key (a CRM account and a kind of call) running at once in this process
  * share: a batcher per key, kept while some sync uses it, so the entry (and the token in its key) goes
- * with the last one. One call per key is in flight at a time, so that everything arriving while it waits
- * for its budget slot and its answer goes in the next: a batch call per hundred syncs is what makes a
- * rate-limited account fast.
+ * with the last one. A batch call per hundred syncs is what makes a rate-limited account fast. A few calls
+ * of one key may be in flight at once (a round of a thousand syncs makes ten of each), since a CRM's
+ * answer takes a while; each still takes its slot of the connection's budget, and everything arriving
+ * while they are in flight goes in the next.
  */
 export class SharedCalls<I, O> {
   private readonly groups = new Map<string, { batcher: Batcher<I, O>; users: number }>();
@@ -20,7 +24,7 @@ export class SharedCalls<I, O> {
   async load(key: string, gatherMs: number, item: I): Promise<O> {
     let group = this.groups.get(key);
     if (!group) {
-      group = { batcher: new Batcher(this.run, { concurrency: 1, maxBatch: this.maxBatch, gatherMs }), users: 0 };
+      group = { batcher: new Batcher(this.run, { concurrency: CALLS_IN_FLIGHT, maxBatch: this.maxBatch, gatherMs }), users: 0 };
       this.groups.set(key, group);
     }
     group.users += 1;
@@ -35,5 +39,22 @@ export class SharedCalls<I, O> {
   /** Keys with syncs calling now (tests: nothing stays behind). */
   get size(): number {
     return this.groups.size;
+  }
+}
+
+/**
+ * One piece of work per key at a time in this process: callers asking for a key already in flight share
+ * its answer (a round's syncs of one new company, or one new person, create it once, whichever batch
+ * call their turn falls in).
+ */
+export class SingleFlight<T> {
+  private readonly flights = new Map<string, Promise<T>>();
+
+  run(key: string, work: () => Promise<T>): Promise<T> {
+    const flying = this.flights.get(key);
+    if (flying) return flying;
+    const flight = work().finally(() => this.flights.delete(key));
+    this.flights.set(key, flight);
+    return flight;
   }
 }

@@ -59,6 +59,12 @@ export interface CrmRun {
    * ones, persisted before this resolves.
    */
   renewCredentials(used: { accessToken: string }, exchange: () => Promise<unknown>): Promise<unknown>;
+  /**
+   * Waits until the other runs of this run's round (the syncs a connection's drain writes together) reach
+   * the same step, so that their calls leave together and share batch calls (src/connectors/crm/lockstep.ts).
+   * A connector takes the same steps in the same order on every path; absent, a run is alone.
+   */
+  step?(): Promise<void>;
 }
 
 /** A written event: `warning` when the main write succeeded but a side step failed (result.warnings). */

@@ -1,7 +1,8 @@
 import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
-import { SharedCalls } from '../shared-calls.js';
-import { PORTAL_MEMORY, remembered } from './memory.js';
+import { SharedCalls, SingleFlight } from '../shared-calls.js';
+import { remembered } from '../../../domain/memory-key.js';
+import { PORTAL_MEMORY } from './memory.js';
 import { describeErrors, requireId, type HubspotSession } from './session.js';
 
 /** HubSpot's search refuses a body over 3,000 characters; the domains of one search stay under this. */
@@ -17,11 +18,15 @@ const ASSOCIATIONS_PER_CALL = 1_000;
  * batch create they share. Each sync saves the id before its next step: a create whose answer was lost is
  * found by the next attempt's search.
  */
-export async function companyFor(api: HubspotSession, domain: string, name: string | null): Promise<string> {
+export async function companyFor(api: HubspotSession, domain: string, name: string | null, createStep: () => Promise<void>): Promise<string> {
   const key = remembered(api.memoryKey(), 'company', domain);
   const known = PORTAL_MEMORY.companies.get(key);
   if (known !== undefined) return known;
-  const id = (await COMPANY_SEARCHES.load(api.groupKey(), api.gatherMs(), { api, domain })) ?? (await createCompany(api, domain, name?.trim() || domain));
+  const found = await COMPANY_SEARCHES.load(api.groupKey(), api.gatherMs(), { api, domain });
+  // The round's runs create what their search did not find together.
+  await createStep();
+  // The syncs of one new domain create one company, whichever batch their turn falls in.
+  const id = found ?? (await CREATING.run(key, () => createCompany(api, domain, name?.trim() || domain)));
   PORTAL_MEMORY.companies.set(key, id);
   return id;
 }
@@ -109,6 +114,8 @@ interface GroupedCreate {
   domain: string;
   name: string;
 }
+
+const CREATING = new SingleFlight<string>();
 
 const COMPANY_CREATES = new SharedCalls<GroupedCreate, string | CrmError | undefined>(createGroup);
 

@@ -3,7 +3,8 @@ import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import { SharedCalls } from '../shared-calls.js';
 import type { CrmEvent } from '../types.js';
-import { PORTAL_MEMORY, remembered } from './memory.js';
+import { remembered } from '../../../domain/memory-key.js';
+import { PORTAL_MEMORY } from './memory.js';
 import { searchOne } from './search.js';
 import { describeErrors, requireId, type HubspotSession } from './session.js';
 
@@ -19,8 +20,14 @@ export interface ContactResult {
  * has none. `owner`: the id of the owner to give it (the sender's user), null when the sender is no
  * HubSpot user, undefined when the source does not assign owners.
  */
-export function writeContact(api: HubspotSession, event: CrmEvent, owner: string | null | undefined): Promise<ContactResult> {
-  return event.email ? contactByEmail(api, event, owner) : socialContact(api, event, owner);
+export function writeContact(
+  api: HubspotSession,
+  event: CrmEvent,
+  owner: string | null | undefined,
+  /** Waits for the round's runs between the read and the upsert (CrmRun.step). */
+  upsertStep: () => Promise<void>,
+): Promise<ContactResult> {
+  return event.email ? contactByEmail(api, event, owner, upsertStep) : socialContact(api, event, owner);
 }
 
 /**
@@ -28,7 +35,7 @@ export function writeContact(api: HubspotSession, event: CrmEvent, owner: string
  * the same properties for the email minutes ago. With an owner to give, the contact's current owner is
  * read first (one batch read for the syncs reading at once), so that an owner the customer chose stays.
  */
-async function contactByEmail(api: HubspotSession, event: CrmEvent, owner: string | null | undefined): Promise<ContactResult> {
+async function contactByEmail(api: HubspotSession, event: CrmEvent, owner: string | null | undefined, upsertStep: () => Promise<void>): Promise<ContactResult> {
   const email = (event.email as string).trim().toLowerCase();
   const properties: Record<string, string> = { email, ...nameProperties(event) };
   const profile = event.profileUrl ? normalizeProfileUrl(event.profileUrl) : undefined;
@@ -42,6 +49,7 @@ async function contactByEmail(api: HubspotSession, event: CrmEvent, owner: strin
     currentOwner = read?.ownerId ?? null;
     id = read?.id ?? id;
   }
+  await upsertStep();
   const ownerToSet = typeof owner === 'string' && !currentOwner ? owner : undefined;
   const upserted = fingerprint(properties);
   let created = false;

@@ -1,6 +1,7 @@
 import { companyDomainOf } from '../../../domain/company-domain.js';
 import { CrmError } from '../errors.js';
 import { renewCredentials, type ConnectorDeps } from '../session.js';
+import { stepsOf } from '../lockstep.js';
 import { sideStep } from '../side-step.js';
 import { StateBook } from '../state-book.js';
 import type { CrmConnector, CrmOutcome, CrmRun, CrmWarning } from '../types.js';
@@ -26,6 +27,12 @@ export { ENGAGEMENT_CREATES } from './engagements.js';
  * what a connection learns of its portal (a domain's company, an email's contact, its owners) is
  * remembered for minutes, so a campaign's repeated leads cost a fraction of a call per event.
  */
+
+/**
+ * The steps the runs of a round take together (CrmRun.step): each is one batch call for all of them. A run
+ * with nothing to do at a step passes it with the others.
+ */
+const HUBSPOT_STEPS = { contactRead: 1, contactUpsert: 2, companySearch: 3, companyCreate: 4, association: 5, activity: 6, task: 7 } as const;
 
 /** What each step created, in syncs.crm_state. */
 interface HubspotState {
@@ -71,7 +78,9 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
   const state = book.state;
   const warnings: CrmWarning[] = [];
   const result: Record<string, unknown> = { crm: 'HUBSPOT' };
+  const reach = stepsOf(run);
   await api.refreshIfExpiring();
+  await reach(HUBSPOT_STEPS.contactRead);
 
   // 1. The owner to give the contact: the sender's user (the portal's owners are read once per connection).
   const ownerWanted = options.assignContactOwner && !state.ownerDone;
@@ -88,7 +97,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
 
   // 2. The contact, with that owner where it has none; saved before the next step, so no retry upserts it again.
   if (state.contactId === undefined || (ownerWanted && owner !== undefined)) {
-    const contact = await writeContact(api, event, owner);
+    const contact = await writeContact(api, event, owner, () => reach(HUBSPOT_STEPS.contactUpsert));
     await book.save({
       contactId: contact.id,
       contactCreated: state.contactCreated ?? contact.created,
@@ -106,8 +115,12 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
     if (!domain) result.companySkipped = 'the event names no company domain';
     else {
       await sideStep(warnings, 'company', async () => {
-        if (state.companyId === undefined) await book.save({ companyId: await companyFor(api, domain, event.company) });
+        if (state.companyId === undefined) {
+          await reach(HUBSPOT_STEPS.companySearch);
+          await book.save({ companyId: await companyFor(api, domain, event.company, () => reach(HUBSPOT_STEPS.companyCreate)) });
+        }
         if (!state.companyAssociated) {
+          await reach(HUBSPOT_STEPS.association);
           await associateCompany(api, contactId, state.companyId as string);
           await book.save({ companyAssociated: true });
         }
@@ -119,6 +132,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
   // 4. The event as an email or note engagement.
   // One hs_timestamp for this sync's engagements, fixed by the first attempt that writes one.
   const timestamp = state.timestamp ?? String(event.occurredAt.getTime());
+  await reach(HUBSPOT_STEPS.activity);
   if (state.activityId === undefined) {
     const type = state.activityType ?? (isEmailEngagement(event) ? 'emails' : 'notes');
     const id = await createOnce(api, book, type, contactId, timestamp, 'activityPending', () => activityProperties(type, event, timestamp));
@@ -128,6 +142,7 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
 
   // 5. Follow-up task.
   if (options.createOrUpdateTask) {
+    await reach(HUBSPOT_STEPS.task);
     await sideStep(warnings, 'task', async () => {
       if (state.taskId !== undefined) return;
       const id = await createOnce(api, book, 'tasks', contactId, timestamp, 'taskPending', () => taskProperties(event, timestamp, state.ownerId ?? null));

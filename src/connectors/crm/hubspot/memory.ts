@@ -22,8 +22,3 @@ export const PORTAL_MEMORY = {
   companies: new LRUCache<string, string>({ max: 100_000, ttl: 60 * 60_000 }),
   associations: new LRUCache<string, true>({ max: 200_000, ttl: 60 * 60_000 }),
 };
-
-/** The memory key of one value of a connection. */
-export function remembered(memoryKey: string, ...parts: string[]): string {
-  return [memoryKey, ...parts].join('\n');
-}

@@ -47,9 +47,9 @@ export class HubspotSession extends CrmSession {
     return `${this.baseUrl}\n${this.credentials.accessToken}`;
   }
 
-  /** What this connection's runs remember between syncs (companies by domain, contacts, owners): the connection, or else its token. */
+  /** What this connection's runs remember between syncs (companies by domain, contacts, owners): the connection and its portal at this API, or else its token. */
   memoryKey(): string {
-    return this.deps.memoryKey ?? this.groupKey();
+    return this.deps.memoryKey === undefined ? this.groupKey() : `${this.deps.memoryKey}\n${this.baseUrl}`;
   }
 
   /**

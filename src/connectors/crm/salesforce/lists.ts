@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CrmError } from './errors.js';
-import type { ListRead } from './types.js';
+import { CrmError } from '../errors.js';
+import type { ListRead } from '../types.js';
 
 /**
  * A Salesforce block list source (the fixture format): records of `object` whose checkbox `field` is

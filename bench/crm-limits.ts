@@ -1,0 +1,311 @@
+/**
+ * `bench:ingress` (d): campaigns through the real ingress, worker processes and CRM emulators at the CRMs'
+ * documented limits, every source option on (company, owner, follow-up task), each lead's five events
+ * repeated as a sequencer sends them (bench/campaign.ts), pushed as a burst:
+ * (d1) one HubSpot portal at BENCH_LIMITED_PER_10S (190) requests per rolling 10 s, BENCH_LIMITED_EVENTS
+ *      (30,000) events, while a second connection posts BENCH_NEIGHBOUR_PER_S (5) events a second;
+ * (d2) one HubSpot portal at BENCH_SMALL_PER_10S (30) requests per 10 s, BENCH_SMALL_EVENTS (3,000) events;
+ * (d3) one Salesforce org capped at BENCH_SF_CONCURRENCY (3) requests in flight, BENCH_SF_EVENTS (3,000) events.
+ * Printed against the CRM's own ceiling: events/s, CRM calls per event per step, the share answered 429,
+ * the busiest 10 s, requests in flight at once, the neighbour's p50/p95 from acceptance to outcome, lost
+ * events and duplicate activities, tasks, companies and associations.
+ */
+import type { PrismaClient } from '../src/db/prisma.js';
+import { seedFixture } from '../src/admin/seed.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../test/emulators/salesforce.js';
+import { campaignCompanies, EVENTS_PER_LEAD, type Campaign } from '../test/support/campaign.js';
+import type { BurstResult } from './campaign.js';
+import { ask, type Child, cores, cpuMeter, postgresPids } from './processes.js';
+import { cleanups, envNumber, fmt, log, ms, out, pct } from './support.js';
+
+const LIMITED_EVENTS = Math.round(envNumber('BENCH_LIMITED_EVENTS', 30_000));
+const LIMITED_PER_10S = Math.round(envNumber('BENCH_LIMITED_PER_10S', 190));
+const SMALL_EVENTS = Math.round(envNumber('BENCH_SMALL_EVENTS', 3_000));
+const SMALL_PER_10S = Math.round(envNumber('BENCH_SMALL_PER_10S', 30));
+const SF_EVENTS = Math.round(envNumber('BENCH_SF_EVENTS', 3_000));
+const SF_CONCURRENCY = Math.round(envNumber('BENCH_SF_CONCURRENCY', 3));
+const LEADS_PER_COMPANY = Math.round(envNumber('BENCH_LEADS_PER_COMPANY', 3));
+const NEIGHBOUR_PER_S = envNumber('BENCH_NEIGHBOUR_PER_S', 5);
+const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 50));
+const STALL_MS = 60_000;
+const SENDER = 'rep@seller.test';
+const TARGET = { d1: 600, d2: 100, callsPerEvent: 0.05, share429: 0.01, neighbourP95Ms: 2_000 };
+
+/** What the (d) cases take from bench:ingress: its database, the ingress process, and how it starts its roles. */
+export interface LimitsRig {
+  q: <T extends Record<string, unknown>>(text: string, values?: unknown[]) => Promise<T[]>;
+  prisma: PrismaClient;
+  encryptionKey: Buffer;
+  apiPort: number;
+  api: Child;
+  postmaster: number;
+  /** Worker processes wired as src/main.ts wires one, against these CRM hosts. */
+  startWorkers(crm: { hubspotBaseUrl?: string; salesforceLoginUrl?: string }): Promise<Child[]>;
+  /** The `--burst` load generator (bench/campaign.ts), one process for every case. */
+  burst: Child;
+}
+
+interface Case {
+  label: string;
+  crm: 'HUBSPOT' | 'SALESFORCE';
+  events: number;
+  limit: number;
+  target: number | undefined;
+  neighbour: boolean;
+}
+
+/** Runs (d1), (d2) and (d3); true when every target was met and nothing was lost or written twice. */
+export async function crmLimitCases(rig: LimitsRig): Promise<boolean> {
+  out('');
+  out(`(d) campaigns at the CRMs' limits: ${EVENTS_PER_LEAD} events per lead (sent, follow-up sent, opened, reply, category change) in waves,`);
+  out(`    ${LEADS_PER_COMPANY} leads per company, every source option on (company, owner from the sender, follow-up task), pushed by`);
+  out(
+    `    ${CONNECTIONS} keep-alive connections as fast as the ingress takes them; worker processes wired as \`src/main.ts worker\`, emulators in this process`,
+  );
+  const cases: Case[] = [
+    { label: '(d1)', crm: 'HUBSPOT', events: LIMITED_EVENTS, limit: LIMITED_PER_10S, target: TARGET.d1, neighbour: true },
+    { label: '(d2)', crm: 'HUBSPOT', events: SMALL_EVENTS, limit: SMALL_PER_10S, target: TARGET.d2, neighbour: false },
+    { label: '(d3)', crm: 'SALESFORCE', events: SF_EVENTS, limit: SF_CONCURRENCY, target: undefined, neighbour: false },
+  ];
+  let ok = true;
+  for (const c of cases) ok = (await runCase(rig, c)) && ok;
+  return ok;
+}
+
+async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
+  const tag = c.label.replace(/[()]/g, '');
+  const campaign: Campaign = { leads: Math.ceil(c.events / EVENTS_PER_LEAD), leadsPerCompany: LEADS_PER_COMPANY, tag, sender: SENDER };
+  const events = campaign.leads * EVENTS_PER_LEAD;
+  const hubspot = c.crm === 'HUBSPOT' ? await startHubspotEmulator({ accessToken: `${tag}-busy`, requestsPer10s: c.limit, owners: OWNERS }) : undefined;
+  const salesforce = c.crm === 'SALESFORCE' ? await startSalesforceEmulator({ accessToken: `${tag}-busy`, maxConcurrency: c.limit }) : undefined;
+  cleanups.push(async () => {
+    await hubspot?.close();
+    await salesforce?.close();
+  });
+  if (hubspot) hubspot.accessTokens.add(`${tag}-neighbour`);
+  const seeded = await seedFixture(rig.prisma, fixture(tag, c, salesforce), rig.encryptionKey);
+  const busy = seeded.connections.busy!;
+  const neighbourCode = `${tag}NeighbourSource`;
+  out('');
+  out(
+    c.crm === 'HUBSPOT'
+      ? `${c.label} one HubSpot portal at ${c.limit} requests per rolling 10 s (the emulator's limit and the connection's crmRateLimit): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies${c.neighbour ? `; a second connection posts ${NEIGHBOUR_PER_S} events/s meanwhile` : ''}`
+      : `${c.label} one Salesforce org capped at ${c.limit} requests in flight (the emulator answers 403 REQUEST_LIMIT_EXCEEDED past it; the connection's crmRateLimit says the same): ${fmt(events)} events, ${fmt(campaign.leads)} leads`,
+  );
+
+  const workers = await rig.startWorkers({
+    ...(hubspot ? { hubspotBaseUrl: hubspot.url } : {}),
+    ...(salesforce ? { salesforceLoginUrl: salesforce.loginUrl } : {}),
+  });
+  const [before] = await rig.q<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM requests');
+  const cpu = cpuMeter({
+    ingress: () => [rig.api.proc.pid!],
+    load: () => [rig.burst.proc.pid!],
+    worker: () => workers.map((w) => w.proc.pid!),
+    'bench+emulator': () => [process.pid],
+    postgres: () => postgresPids(rig.postmaster),
+  });
+  log(`${c.label}: pushing ${fmt(events)} events`);
+  let pushed: BurstResult | undefined;
+  const pushing = ask<BurstResult>(rig.burst, {
+    port: rig.apiPort,
+    paths: [`/webhooks/${tag}BusySourceA`, `/webhooks/${tag}BusySourceB`],
+    campaign,
+    connections: CONNECTIONS,
+  }).then((r) => (pushed = r));
+  const neighbour = c.neighbour ? neighbourSender(rig.apiPort, neighbourCode, tag) : undefined;
+
+  let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const [now] = await rig.q<{ accepted: string; recorded: string }>(
+      `SELECT (SELECT count(*) FROM requests WHERE id > $1 AND connection_id = $2) AS accepted,
+              (SELECT count(*) FROM syncs WHERE request_id > $1 AND connection_id = $2 AND status IS NOT NULL) AS recorded`,
+      [before!.id, busy],
+    );
+    const [accepted, recorded] = [Number(now!.accepted), Number(now!.recorded)];
+    if (recorded !== done) [done, lastChange] = [recorded, Date.now()];
+    if (Date.now() - lastLog > 5_000) {
+      lastLog = Date.now();
+      log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`);
+    }
+    if (pushed && recorded >= accepted) break;
+    if (Date.now() - lastChange > STALL_MS) {
+      log(`  no sync recorded for ${STALL_MS / 1000} s: giving up`);
+      break;
+    }
+  }
+  await pushing;
+  const neighbourIds = (await neighbour?.stop()) ?? [];
+  const used = cpu();
+  const p = pushed!;
+
+  const statuses = await rig.q<{ status: string; n: string }>(
+    `SELECT coalesce(s.status::text, CASE WHEN s.id IS NULL THEN 'no sync row' ELSE 'no status' END) AS status, count(*) AS n
+       FROM requests r LEFT JOIN syncs s ON s.request_id = r.id WHERE r.id > $1 AND r.connection_id = $2 GROUP BY 1 ORDER BY 1`,
+    [before!.id, busy],
+  );
+  const [times] = await rig.q<{ last: string }>(
+    'SELECT extract(epoch FROM max(updated_at)) * 1000 AS last FROM syncs WHERE request_id > $1 AND connection_id = $2',
+    [before!.id, busy],
+  );
+  const warnings = await rig.q<{ message: string; n: string }>(
+    `SELECT left(coalesce(w->>'message', ''), 140) AS message, count(*) AS n FROM syncs s, jsonb_array_elements(s.error->'warnings') w
+      WHERE s.request_id > $1 AND s.connection_id = $2 AND s.status = 'warning' GROUP BY 1 ORDER BY 2 DESC LIMIT 3`,
+    [before!.id, busy],
+  );
+  await Promise.all(workers.map((w) => w.stop()));
+  const count = (status: string) => Number(statuses.find((s) => s.status === status)?.n ?? 0);
+  const written = count('success') + count('warning');
+  const seconds = (Number(times!.last) - p.startedAt) / 1000;
+  const rate = written / seconds;
+  const lost = events - written;
+
+  out(
+    `  ingress: ${fmt(p.ok)} x 200 in ${p.seconds.toFixed(1)} s (${fmt(Math.round(p.ok / p.seconds))} req/s, p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms), failed ${p.failed}`,
+  );
+  out(`  syncs: ${statuses.map((s) => `${s.status} ${fmt(Number(s.n))}`).join(', ')}`);
+  for (const w of warnings) out(`  warning x ${fmt(Number(w.n))}: ${w.message}`);
+  out(`  cpu cores used: ${cores(used)}`);
+  const verdicts: boolean[] = [];
+  const verdict = (ok: boolean) => (verdicts.push(ok), ok ? 'PASS' : 'FAIL');
+  const calls = hubspot ? hubspot.requests.filter((r) => r.token === `${tag}-busy` || r.token === '') : salesforce!.requests;
+  const refused = calls.filter((r) => r.status === 429 || r.status === 403).length;
+  out(`  CRM calls: ${fmt(calls.length)} (${(calls.length / Math.max(1, written)).toFixed(3)} per event), by step (calls per event):`);
+  const bySteps = new Map<string, number>();
+  for (const call of calls) {
+    const step = `${call.method} ${call.path.replace(/\/(\d+|[0-9A-Za-z]{18})(?=\/|$)/g, '/:id')} ${call.status}`;
+    bySteps.set(step, (bySteps.get(step) ?? 0) + 1);
+  }
+  for (const [step, n] of [...bySteps].sort((a, b) => b[1] - a[1]))
+    out(`    ${step.padEnd(88)} ${fmt(n).padStart(7)}  ${(n / Math.max(1, written)).toFixed(4)}`);
+  if (hubspot) {
+    out(
+      `  calls per event ${(calls.length / Math.max(1, written)).toFixed(3)} (target <= ${TARGET.callsPerEvent}): ${c.label === '(d1)' ? verdict(calls.length / Math.max(1, written) <= TARGET.callsPerEvent) : 'printed'}`,
+    );
+    out(
+      `  answered 429: ${fmt(refused)} of ${fmt(calls.length)} (${((100 * refused) / Math.max(1, calls.length)).toFixed(2)} %, target < ${TARGET.share429 * 100} %): ${verdict(refused / Math.max(1, calls.length) < TARGET.share429)}`,
+    );
+    out(`  busiest 10 s: ${fmt(hubspot.busiestTenSeconds(`${tag}-busy`))} calls (the portal's limit: ${c.limit}; searches have a limit of their own)`);
+  } else {
+    out(`  answered 403 REQUEST_LIMIT_EXCEEDED: ${fmt(refused)}: ${verdict(refused === 0)}`);
+    out(`  requests in flight at once, at most: ${salesforce!.peakConcurrency} (the cap: ${c.limit}): ${verdict(salesforce!.peakConcurrency <= c.limit)}`);
+  }
+  out(
+    `  end to end: ${fmt(written)} events written in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s${c.target !== undefined ? ` (target >= ${c.target}): ${verdict(rate >= c.target)}` : ' (printed)'}`,
+  );
+  out(`  lost (not written): ${fmt(lost)}: ${verdict(lost === 0)}`);
+  const duplicates = hubspot ? hubspotDuplicates(hubspot, tag, written) : salesforceDuplicates(salesforce!, written);
+  for (const [what, n] of Object.entries(duplicates)) out(`  duplicate ${what}: ${fmt(n)}: ${verdict(n === 0)}`);
+  if (c.neighbour) {
+    const delays = (
+      await rig.q<{ ms: number | null }>(
+        'SELECT (extract(epoch FROM s.updated_at - r.created_at) * 1000)::float8 AS ms FROM requests r LEFT JOIN syncs s ON s.request_id = r.id AND s.status IS NOT NULL WHERE r.id = ANY($1::bigint[])',
+        [neighbourIds],
+      )
+    ).map((r) => r.ms ?? Number.POSITIVE_INFINITY);
+    out(
+      `  neighbour: ${fmt(delays.length)} events, acceptance to outcome p50 ${ms(pct(delays, 0.5))} ms, p95 ${ms(pct(delays, 0.95))} ms (target < ${TARGET.neighbourP95Ms} ms): ${verdict(delays.length > 0 && pct(delays, 0.95) < TARGET.neighbourP95Ms)}`,
+    );
+  }
+  return verdicts.every(Boolean);
+}
+
+/** POSTs a new lead's EMAIL_SENT to the neighbour's source at NEIGHBOUR_PER_S until stopped; its request ids. */
+function neighbourSender(port: number, code: string, tag: string): { stop(): Promise<number[]> } {
+  const ids: number[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let n = 0;
+  const timer = setInterval(() => {
+    const body = JSON.stringify({
+      event_type: 'EMAIL_SENT',
+      from_email: SENDER,
+      to_email: `neighbour-${tag}-${(n += 1)}@elsewhere.test`,
+      custom_subject: 'Hi',
+    });
+    const sent = fetch(`http://127.0.0.1:${port}/webhooks/${code}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      .then((r) => r.json() as Promise<{ requestId?: number }>)
+      .then((answer) => void (answer.requestId !== undefined && ids.push(answer.requestId)))
+      .catch(() => {})
+      .finally(() => inFlight.delete(sent));
+    inFlight.add(sent);
+  }, 1_000 / NEIGHBOUR_PER_S);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(inFlight);
+      // Its last events get the time any event gets.
+      await new Promise((r) => setTimeout(r, 3_000));
+      return ids;
+    },
+  };
+}
+
+/** Written more than once in the HubSpot emulator, for the campaign's leads: activities, tasks, companies, associations. */
+function hubspotDuplicates(hubspot: HubspotEmulator, tag: string, written: number): Record<string, number> {
+  const ours = new Set([...hubspot.contacts.values()].filter((c) => (c.properties.email ?? '').startsWith(`lead-${tag}-`)).map((c) => c.id));
+  const toContact = new Map<string, number>();
+  const companiesOf = new Map<string, Set<string>>();
+  for (const a of hubspot.associations) {
+    if (a.toType === 'contacts' && ours.has(a.toId)) toContact.set(a.fromType, (toContact.get(a.fromType) ?? 0) + 1);
+    if (a.fromType === 'contacts' && a.toType === 'companies' && ours.has(a.fromId))
+      companiesOf.set(a.fromId, (companiesOf.get(a.fromId) ?? new Set()).add(a.toId));
+  }
+  const domains = new Map<string, number>();
+  for (const company of hubspot.companies.values())
+    if ((company.properties.domain ?? '').startsWith(`co-${tag}-`)) domains.set(company.properties.domain!, (domains.get(company.properties.domain!) ?? 0) + 1);
+  return {
+    'activities (emails and notes written minus events written)': (toContact.get('emails') ?? 0) + (toContact.get('notes') ?? 0) - written,
+    'tasks (tasks written minus events written)': (toContact.get('tasks') ?? 0) - written,
+    'companies (domains with more than one)': [...domains.values()].filter((n) => n > 1).length,
+    'company associations (contacts with more than one company)': [...companiesOf.values()].filter((s) => s.size > 1).length,
+  };
+}
+
+/** Written more than once in the Salesforce emulator: Tasks (each event has a completed one and a follow-up), and people. */
+function salesforceDuplicates(salesforce: SalesforceEmulator, written: number): Record<string, number> {
+  const tasks = [...salesforce.tasks.values()];
+  const people = new Map<string, number>();
+  for (const record of [...salesforce.leads.values(), ...salesforce.contacts.values()]) {
+    const email = typeof record.Email === 'string' ? record.Email.toLowerCase() : '';
+    if (email) people.set(email, (people.get(email) ?? 0) + 1);
+  }
+  return {
+    'activity Tasks (completed Tasks minus events written)': tasks.filter((t) => t.Status === 'Completed').length - written,
+    'follow-up Tasks (minus events written)': tasks.filter((t) => t.Status === 'Not Started').length - written,
+    'people (emails with more than one Lead or Contact)': [...people.values()].filter((n) => n > 1).length,
+  };
+}
+
+const OWNERS = [
+  { id: '501', email: SENDER, firstName: 'Rita', lastName: 'Rep', userId: 9001 },
+  { id: '502', email: 'other@seller.test', firstName: 'Otto', lastName: 'Other', userId: 9002 },
+];
+
+function fixture(tag: string, c: Case, salesforce: SalesforceEmulator | undefined) {
+  const options = { createOrUpdateCompany: true, createOrUpdateTask: true, assignContactOwner: true, crmObjectType: null };
+  const sources = ['A', 'B'].map((s) => ({ ref: `busy${s}`, platform: 'smartlead', ingressCode: `${tag}BusySource${s}`, config: options }));
+  const busy =
+    c.crm === 'HUBSPOT'
+      ? { ref: 'busy', crm: 'HUBSPOT', credentials: { accessToken: `${tag}-busy` }, crmRateLimit: { requestsPer10s: c.limit }, sources }
+      : {
+          ref: 'busy',
+          crm: 'SALESFORCE',
+          credentials: { instanceUrl: salesforce!.instanceUrl, accessToken: `${tag}-busy` },
+          crmRateLimit: { maxConcurrency: c.limit },
+          sources,
+        };
+  const neighbour = {
+    ref: 'neighbour',
+    crm: 'HUBSPOT',
+    credentials: { accessToken: `${tag}-neighbour` },
+    sources: [{ ref: 'neighbourSource', platform: 'smartlead', ingressCode: `${tag}NeighbourSource`, config: options }],
+  };
+  return {
+    accounts: [
+      { ref: `${tag}-busy`, email: `busy-${tag}@bench.example`, connections: [busy] },
+      ...(c.neighbour ? [{ ref: `${tag}-neighbour`, email: `neighbour-${tag}@bench.example`, connections: [neighbour] }] : []),
+    ],
+  };
+}
