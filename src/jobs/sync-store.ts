@@ -49,6 +49,8 @@ export interface PendingSync {
   retry: boolean;
   /** Runs that only waited for the connection's CRM budget. */
   waits: number;
+  /** How long it has been due, by the database's clock. */
+  dueForMs: number;
 }
 
 /** `done`: nothing to do (request gone, or its outcome already recorded). */
@@ -88,9 +90,9 @@ export class SyncStore {
    * a later due time before the next claim.
    */
   async claim(connectionId: number, limit: number): Promise<PendingSync[]> {
-    const { rows: claimed } = await query<{ requestId: string; retry: boolean; waits: number }>(
+    const { rows: claimed } = await query<{ requestId: string; retry: boolean; waits: number; dueForMs: number }>(
       this.pool,
-      sql`SELECT request_id AS "requestId", retry, waits FROM (
+      sql`SELECT request_id AS "requestId", retry, waits, (extract(epoch FROM now() - due_at) * 1000)::float8 AS "dueForMs" FROM (
             SELECT p.request_id, p.retry, p.waits, p.due_at,
                    sum(pg_column_size(r.body)) OVER (ORDER BY p.due_at, p.request_id) - pg_column_size(r.body) AS before
               FROM (SELECT * FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at <= now() ORDER BY due_at, request_id LIMIT ${limit}) p
@@ -99,7 +101,16 @@ export class SyncStore {
           WHERE before < ${ROUND_BODY_BYTES}
           ORDER BY due_at, request_id`,
     );
-    return claimed.map((c) => ({ requestId: Number(c.requestId), retry: c.retry, waits: c.waits }));
+    return claimed.map((c) => ({ requestId: Number(c.requestId), retry: c.retry, waits: c.waits, dueForMs: c.dueForMs }));
+  }
+
+  /** How many of the connection's waiting syncs are due now, counted up to `limit`. */
+  async countDue(connectionId: number, limit: number): Promise<number> {
+    const { rows } = await query<{ n: number }>(
+      this.pool,
+      sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at <= now() LIMIT ${limit}) due`,
+    );
+    return rows[0]?.n ?? 0;
   }
 
   /**

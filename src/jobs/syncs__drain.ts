@@ -17,6 +17,10 @@ import { defineTask, type JobEnvironment } from './task.js';
 
 /** Syncs one round takes at most: ten batch calls per step. */
 export const ROUND_SIZE = 1_000;
+/** A round not full starts when no sync of its connection arrived for this long... */
+const ROUND_QUIET_MS = 100;
+/** ...or its oldest sync has been due this long. */
+const ROUND_GATHER_MAX_MS = 2_000;
 /** How long a round's CRM call may wait in the drain for a slot of the connection's budget before its syncs wait in the outbox. */
 const MAX_WAIT_FOR_BUDGET_MS = 15_000;
 
@@ -108,10 +112,30 @@ interface Stores {
 /** Rounds until nothing of the connection is due. */
 async function drain(env: JobEnvironment, stores: Stores, connectionId: number): Promise<void> {
   for (;;) {
-    const claimed = await stores.store.claim(connectionId, ROUND_SIZE);
+    let claimed = await stores.store.claim(connectionId, ROUND_SIZE);
     if (claimed.length === 0) return;
+    if (claimed.length < ROUND_SIZE) claimed = await gather(stores.store, connectionId, claimed);
     await round(env, stores, connectionId, claimed);
   }
+}
+
+/**
+ * A round not full waits while the connection's syncs keep arriving: a burst's events come over a moment,
+ * and a round of ten costs as many calls as a round of a thousand (a call per step), which a CRM's budget
+ * makes the scarce thing. It starts once a round's worth is due, none arrived for {@link ROUND_QUIET_MS}
+ * (a trickle waits that long), or its oldest sync has been due {@link ROUND_GATHER_MAX_MS}.
+ */
+async function gather(store: SyncStore, connectionId: number, claimed: PendingSync[]): Promise<PendingSync[]> {
+  let due = claimed.length;
+  let oldest = Math.max(...claimed.map((c) => c.dueForMs));
+  while (due < ROUND_SIZE && oldest < ROUND_GATHER_MAX_MS) {
+    await new Promise((resolve) => setTimeout(resolve, ROUND_QUIET_MS));
+    oldest += ROUND_QUIET_MS;
+    const now = await store.countDue(connectionId, ROUND_SIZE);
+    if (now <= due) break;
+    due = now;
+  }
+  return due === claimed.length ? claimed : store.claim(connectionId, ROUND_SIZE);
 }
 
 /**

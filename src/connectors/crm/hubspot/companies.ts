@@ -3,6 +3,7 @@ import { asRecord } from '../records.js';
 import { SharedCalls, SingleFlight } from '../shared-calls.js';
 import { remembered } from '../../../domain/memory-key.js';
 import { PORTAL_MEMORY } from './memory.js';
+import { search } from './search.js';
 import { describeErrors, requireId, type HubspotSession } from './session.js';
 
 /** HubSpot's search refuses a body over 3,000 characters; the domains of one search stay under this. */
@@ -54,7 +55,7 @@ interface GroupedSearch {
   domain: string;
 }
 
-const COMPANY_SEARCHES = new SharedCalls<GroupedSearch, string | undefined>(searchGroup);
+const COMPANY_SEARCHES = new SharedCalls<GroupedSearch, string | undefined>(searchGroup, 100, (i) => i.domain);
 
 /** One search per group of domains that fits HubSpot's body limit, every page of it; the oldest company per domain. */
 async function searchGroup(items: GroupedSearch[]): Promise<(string | undefined)[]> {
@@ -63,9 +64,7 @@ async function searchGroup(items: GroupedSearch[]): Promise<(string | undefined)
   for (const domains of chunks([...new Set(items.map((i) => i.domain))])) {
     let after: string | undefined;
     do {
-      const body = asRecord(
-        await api.json('company', { method: 'POST', path: '/crm/v3/objects/companies/search', json: searchBody(domains, after), idempotent: true }),
-      );
+      const body = await search(api, 'company', 'companies', searchBody(domains, after));
       for (const row of Array.isArray(body.results) ? body.results.map(asRecord) : []) {
         const domain = asRecord(row.properties).domain;
         if (typeof row.id !== 'string' || typeof domain !== 'string') continue;

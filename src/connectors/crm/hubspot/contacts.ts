@@ -87,7 +87,7 @@ interface GroupedRead {
  * The contacts of the syncs reading at once, per HubSpot account: one batch read by email (up to 100),
  * with their owner. A contact HubSpot does not have reads as null.
  */
-const CONTACT_READS = new SharedCalls<GroupedRead, { id: string; ownerId: string | null } | null>(readGroup);
+const CONTACT_READS = new SharedCalls<GroupedRead, { id: string; ownerId: string | null } | null>(readGroup, 100, (i) => i.email);
 
 async function readGroup(items: GroupedRead[]): Promise<({ id: string; ownerId: string | null } | null)[]> {
   const emails = [...new Set(items.map((i) => i.email))];
@@ -144,7 +144,7 @@ interface GroupedUpsert {
  * every sync of the group is rescheduled after its `Retry-After` instead.
  */
 class ContactUpserts {
-  private readonly calls = new SharedCalls(upsertGroup);
+  private readonly calls = new SharedCalls(upsertGroup, 100, (i: GroupedUpsert) => i.email);
 
   upsert(api: HubspotSession, email: string, properties: Record<string, string>): Promise<{ id: string; created: boolean } | undefined> {
     return this.calls.load(api.groupKey(), api.gatherMs(), { api, email, properties });

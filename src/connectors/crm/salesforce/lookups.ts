@@ -52,9 +52,21 @@ type Sobject = 'Contact' | 'Lead' | 'User';
 
 /** Per object, the lookups by email of the syncs looking at once: one query for up to 200 emails. */
 const LOOKUPS: Record<Sobject, SharedCalls<GroupedLookup, string | undefined>> = {
-  Contact: new SharedCalls((items) => lookupGroup('Contact', items), LOOKUPS_PER_CALL),
-  Lead: new SharedCalls((items) => lookupGroup('Lead', items), LOOKUPS_PER_CALL),
-  User: new SharedCalls((items) => lookupGroup('User', items), LOOKUPS_PER_CALL),
+  Contact: new SharedCalls(
+    (items) => lookupGroup('Contact', items),
+    LOOKUPS_PER_CALL,
+    (i) => i.email,
+  ),
+  Lead: new SharedCalls(
+    (items) => lookupGroup('Lead', items),
+    LOOKUPS_PER_CALL,
+    (i) => i.email,
+  ),
+  User: new SharedCalls(
+    (items) => lookupGroup('User', items),
+    LOOKUPS_PER_CALL,
+    (i) => i.email,
+  ),
 };
 
 /** What a record of each object must also be: a Lead not yet converted, an active user. */
