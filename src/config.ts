@@ -23,7 +23,7 @@ export interface Config {
   trustProxyHops: number;
   logLevel: LogLevel;
   workerMonitoring: boolean;
-  /** Sync jobs one worker process runs at once (graphile-worker concurrency; its local queue is twice that). */
+  /** Jobs one worker process's `jobs` lane runs at once, a connection's sync drain among them (graphile-worker concurrency; its local queue is twice that). */
   workerConcurrency: number;
   queryTimeoutMs: number;
   /** Requests per 60 s; 0 turns a limit off. */
