@@ -1,8 +1,8 @@
 /**
  * graphile-worker's promise that the jobs of one named queue run one at a time, held with the worker
  * settings we ship (`startWorker`: a local queue on every lane). graphile-worker 0.17 broke it whenever a
- * local queue fetched a batch (graphile/worker#621): the loops of one forwarding destination, or a block
- * list's fetch and push, ran side by side. The test watches graphile-worker's own locks while two worker
+ * local queue fetched a batch (graphile/worker#621): the loops of one forwarding destination, a block
+ * list's fetch and push, or (since) a connection's sync drains would run side by side. The test watches graphile-worker's own locks while two worker
  * processes' worth of runners take several jobs of one queue, each held long enough to be seen.
  */
 import pg from 'pg';
@@ -13,6 +13,7 @@ import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { enqueue } from '../../src/jobs/enqueue.js';
 import { LANE_SCHEMA, type Lane } from '../../src/jobs/lanes.js';
+import { syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
@@ -25,7 +26,7 @@ let receiver: DestinationEmulator;
 let hubspot: HubspotEmulator;
 let sequencer: SequencerEmulator;
 let workers: Array<{ stop(): Promise<void> }> = [];
-let ids: { destination: number; blocklist: number; request: number };
+let ids: { destination: number; blocklist: number; request: number; connection: number };
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -75,7 +76,7 @@ beforeAll(async () => {
     TEST_ENCRYPTION_KEY,
   );
   const [request] = await db.query<{ id: string }>('SELECT id::text FROM requests ORDER BY id LIMIT 1');
-  ids = { destination: seeded.destinations.slow!, blocklist: seeded.blocklists.list!, request: Number(request!.id) };
+  ids = { destination: seeded.destinations.slow!, blocklist: seeded.blocklists.list!, request: Number(request!.id), connection: seeded.connections.hubspot! };
   // Every answer takes a while: a job holds its queue long enough for a second one to be seen beside it.
   receiver.answerAlways({ delayMs: 300 });
   hubspot.slow(150);
@@ -157,6 +158,21 @@ describe('jobs of one named queue, with the worker settings we ship', () => {
     // Assertions
     expect(await mostLockedAtOnce('loops', queue, async () => (await jobsLeft('loops', queue)) === 0)).toBe(1);
     await eventually(() => Promise.resolve(receiver.received.length >= 3 ? true : undefined), 10_000, 'the deliveries');
+  }, 40_000);
+
+  it("runs a connection's sync drains one at a time", async () => {
+    // Setup: a waiting sync, and five drains of its connection queued at once (distinct keys, one queue).
+    await db.query('INSERT INTO pending_syncs (request_id, connection_id) VALUES ($1, $2)', [ids.request, ids.connection]);
+    const queue = syncsDrain.defaults.queueName!({ connectionId: ids.connection });
+
+    // Action
+    await inOneCommit(async (database) => {
+      for (let i = 0; i < 5; i += 1) await enqueue(database, syncsDrain, { connectionId: ids.connection }, { jobKey: `overlap-drain-${i}` });
+    });
+
+    // Assertions
+    expect(await mostLockedAtOnce('jobs', queue, async () => (await jobsLeft('jobs', queue)) === 0)).toBe(1);
+    expect(await db.query('SELECT status::text FROM syncs WHERE request_id = $1', [ids.request])).toEqual([{ status: 'success' }]);
   }, 40_000);
 
   it("runs a block list's fetch and push one after the other", async () => {
