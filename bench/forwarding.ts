@@ -5,7 +5,7 @@
  * On a throwaway embedded PostgreSQL with PRODUCTION durability (fsync and synchronous_commit on), with
  * every service process as production runs it: the ingress (`node --import tsx src/main.ts api`, its own
  * process) and one worker process wired as `src/main.ts worker` wires one (startWorker: the `jobs` runner
- * for syncs__run and the `loops` runner for deliveries__send, FORWARDING_* and WORKER_CONCURRENCY read as
+ * for the sync drains and the `loops` runner for deliveries__send, FORWARDING_* and WORKER_CONCURRENCY read as
  * the service reads them). One account, one HubSpot connection (the HubSpot emulator answering), BENCH_SOURCES
  * Smartlead sources each bound to two destinations (`eventTypes: []`, `isDelayed: false`: the ingress
  * writes both first attempts with the request): "healthy" answers 200 at once, "hanging" answers 200 after

@@ -6,7 +6,8 @@
  * from the ingress promises the request and its job are on disk, so that is what is measured):
  * (a) a bare `node:http` server (its own process, pg.Pool of BENCH_BARE_POOL) doing one INSERT INTO requests per POST;
  * (b) the ingress as production runs it: `node --import tsx src/main.ts api`, its own process, ingress ahead of Express,
- *     grouped commits (multi-row INSERT + one add_jobs per batch, each caller answered after the commit).
+ *     grouped commits (multi-row INSERT of requests and their waiting syncs + one add_jobs per batch for their
+ *     connections' drains, each caller answered after the commit).
  * The load comes from a separate process (autocannon, 50 keep-alive connections, the Smartlead EMAIL_SENT
  * sample as body); a and b alternate for BENCH_ROUNDS rounds, each run after a CHECKPOINT; then one more
  * pair with fsync and synchronous_commit off (a reload, no restart), for comparison. After every (b) run:
@@ -164,7 +165,8 @@ async function run(): Promise<number> {
   out(`  ${DURATION} s per run after a ${WARMUP} s warm-up per server, a/b alternating for ${ROUNDS} round(s), CHECKPOINT before each run`);
   out(`(a) bare: node:http in its own process, pg.Pool(max ${BARE_POOL}), one INSERT INTO requests (account, source, connection, path, body) per POST`);
   out('(b) ingress: `node --import tsx src/main.ts api` in its own process (POST /webhooks/<code> ahead of Express; RequestAcceptor as main.ts builds it:');
-  out('    grouped commits, multi-row INSERT + one graphile_worker.add_jobs per batch, each caller answered after its commit)');
+  out("    grouped commits, multi-row INSERT of requests and their waiting syncs + one graphile_worker.add_jobs per batch for the connections' drains,");
+  out('    each caller answered after its commit)');
   out('');
 
   let verdicts: boolean[] = [];
@@ -190,7 +192,7 @@ async function run(): Promise<number> {
       return { which, result, used, rows: Number(after!.rows), jobs: Number(after!.jobs), jobless: Number(after!.jobless) };
     };
     type Run = Awaited<ReturnType<typeof measure>>;
-    const header = 'run  server   req/s   p50 ms   p99 ms  non-2xx  errors   rows (jobs)           cpu cores used';
+    const header = 'run  server   req/s   p50 ms   p99 ms  non-2xx  errors   rows (waiting syncs)  cpu cores used';
     const line = (label: string, r: Run) =>
       `${label.padEnd(4)} ${r.which.padEnd(6)} ${fmt(Math.round(r.result.rps)).padStart(7)} ${ms(r.result.p50).padStart(8)} ${ms(r.result.p99).padStart(8)} ${fmt(r.result.non2xx).padStart(8)} ${fmt(r.result.errors + r.result.timeouts).padStart(7)}   ${`${fmt(r.rows)}${r.which === 'b' ? ` (${fmt(r.jobs)})` : ''}`.padEnd(20)}  ${cores(r.used)}`;
 
@@ -307,6 +309,8 @@ async function run(): Promise<number> {
     },
   ): Promise<boolean> {
     const { hubspot, events: EVENTS } = run;
+    // The syncs (a) and (b) accepted with no worker running are not this run's: dropped, with their jobs.
+    await q('DELETE FROM pending_syncs');
     await q('DELETE FROM graphile_worker._private_jobs');
     await q('VACUUM ANALYZE graphile_worker._private_jobs');
     await q('CHECKPOINT');
@@ -413,7 +417,7 @@ async function run(): Promise<number> {
       `  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`,
     );
     out(
-      `  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event; each job held a worker slot ~${ms((concurrency * WORKERS * seconds * 1000) / Math.max(1, success))} ms (slots x time / events)`,
+      `  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event`,
     );
     const updates = Number(after!.updates) - Number(before!.updates);
     out(

@@ -58,7 +58,15 @@ export type PayloadSql<S extends z.ZodType> = { [K in keyof z.input<S>]: Sql };
  */
 export function addJobsSql<S extends z.ZodType>(
   task: TaskDefinition<S>,
-  jobs: { from: Sql; payload: PayloadSql<S>; jobKey?: Sql; runAt?: Sql; queueName?: Sql },
+  jobs: {
+    from: Sql;
+    payload: PayloadSql<S>;
+    jobKey?: Sql;
+    runAt?: Sql;
+    queueName?: Sql;
+    /** A job replacing a waiting one of its key keeps that one's run time (graphile-worker's `job_key_preserve_run_at`). */
+    preserveRunAt?: boolean;
+  },
 ): Sql {
   const fields = Object.entries(jobs.payload as Record<string, Sql>).map(([name, value]) => sql`${name}::text, ${value}`);
   const payload = fields.length > 0 ? sql`json_build_object(${join(fields, ', ')})` : sql`'{}'::json`;
@@ -66,5 +74,5 @@ export function addJobsSql<S extends z.ZodType>(
   return sql`${schema}.add_jobs(ARRAY(
     SELECT ROW(${task.identifier}::text, ${payload}, ${jobs.queueName ?? sql`NULL`}::text, ${jobs.runAt ?? sql`NULL`}::timestamptz,
                ${task.defaults.maxAttempts ?? null}::int, ${jobs.jobKey ?? sql`NULL`}::text, NULL::int, NULL::text[])::${schema}.job_spec
-      FROM ${jobs.from}))`;
+      FROM ${jobs.from}), ${jobs.preserveRunAt === true}::boolean)`;
 }

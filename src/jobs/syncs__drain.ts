@@ -59,7 +59,8 @@ export const syncsDrain = defineTask({
 /**
  * SQL that queues the drain of each connection in `connections` (a relation with a `connection_id`
  * column), for statements that write waiting syncs: one job per connection, under its key (a waiting one
- * is replaced, not doubled; a running one gets one more after it) and in its named queue.
+ * is replaced, not doubled, and keeps its run time, so /health/ready's lag counts from the first sync that
+ * waits for it; a running one gets one more after it) and in its named queue.
  */
 export function queueDrainsSql(connections: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(syncsDrain, {
@@ -67,6 +68,7 @@ export function queueDrainsSql(connections: Sql): Sql {
     payload: { connectionId: sql`due.connection_id` },
     jobKey: sql`'syncs:' || due.connection_id`,
     queueName: sql`'syncs:' || due.connection_id`,
+    preserveRunAt: true,
   })}`;
 }
 
@@ -150,15 +152,16 @@ async function round(env: JobEnvironment, stores: Stores, connectionId: number, 
   const gone = loaded.filter((l) => l.kind === 'done').map((l) => l.pending.requestId);
   if (gone.length > 0) await store.forget(gone);
   const runs = loaded.flatMap((l) => (l.kind === 'loaded' ? [l] : []));
-  const writers = runs.filter((r) => r.parsed.ok && blocker(r.context) === null);
-  const lockstep = new Lockstep(writers.length);
-  const connector = writers.length > 0 ? openConnector(env, stores, writers[0]!.context) : undefined;
+  const writers = new Set(runs.filter((r) => r.parsed.ok && blocker(r.context) === null));
+  const lockstep = new Lockstep(writers.size);
+  const first = writers.values().next();
+  const connector = first.done ? undefined : openConnector(env, stores, first.value.context);
   let failure: Error | undefined;
   const fail = (error: unknown) => (failure ??= error instanceof Error ? error : new Error(failureMessage(error)));
   await Promise.all(
     runs.map(async (loadedRun) => {
       const { pending } = loadedRun;
-      const writes = writers.includes(loadedRun);
+      const writes = writers.has(loadedRun);
       try {
         tally.count(await runSync(env, stores, loadedRun, writes ? { connector: connector!, lockstep } : undefined));
       } catch (error) {
@@ -217,7 +220,9 @@ async function runSync(
   };
   if (!parsed.ok) return finish({ status: 'error', error: { message: `The payload could not be read: ${parsed.reason}` }, failure: 'payloads_unreadable' });
   const blocked = blocker(context);
-  if (blocked || !crm) return finish({ status: 'error', ...(blocked ?? { error: { message: 'Writing is not possible' }, failure: 'crm_not_supported' }) });
+  if (blocked) return finish({ status: 'error', ...blocked });
+  // Every sync past those checks writes, with the round's connector.
+  if (!crm) throw new Error('a sync to write has no connector');
   if (crm.connector.kind === 'final') return finish(crm.connector.outcome);
 
   // Waiting for the connection's budget is not a failure: only the runs that met the CRM's refusals count.

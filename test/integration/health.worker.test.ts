@@ -7,7 +7,8 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
-import { syncsDrain } from '../../src/jobs/syncs__drain.js';
+import { sql } from '../../src/db/sql.js';
+import { queueDrainsSql, syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
 import { apiFetch } from '../support/openapi.js';
 import { useTestServer } from '../support/server.js';
@@ -45,11 +46,15 @@ describe('worker monitoring', () => {
     try {
       expect((await ready()).body.checks.destinations_activities).toBe('operational');
       await ctx.db.query(
-        `SELECT graphile_worker.add_job($1, '{"connectionId": 1}'::json, queue_name => 'syncs:1', run_at => now() - interval '10 minutes', job_key => 'health-lag-test')`,
+        `SELECT graphile_worker.add_job($1, '{"connectionId": 1}'::json, queue_name => 'syncs:1', run_at => now() - interval '10 minutes', job_key => 'syncs:1')`,
         [syncsDrain.identifier],
       );
       expect((await ready()).body.checks.destinations_activities).toBe('outage');
-      await ctx.db.query(`SELECT graphile_worker.remove_job('health-lag-test')`);
+      // New events queue the same drain as the ingress does: it keeps its run time, so the lag stays.
+      const queued = queueDrainsSql(sql`(SELECT 1 AS connection_id) AS arrived`);
+      await ctx.db.query(`SELECT (${queued.text}) AS n`, queued.values);
+      expect((await ready()).body.checks.destinations_activities).toBe('outage');
+      await ctx.db.query(`SELECT graphile_worker.remove_job('syncs:1')`);
       expect((await ready()).body.checks.destinations_activities).toBe('operational');
     } finally {
       await stuck.end();

@@ -93,6 +93,6 @@ describe('addJobsSql', () => {
     expect(statement.text).not.toContain('syncs__drain');
     expect(statement.text).toContain('json_build_object($2::text, m.connection_id)');
     expect(statement.text).toContain('FROM matched m');
-    expect(statement.values).toEqual(['syncs__drain', 'connectionId', 25]);
+    expect(statement.values).toEqual(['syncs__drain', 'connectionId', 25, false]);
   });
 });
