@@ -16,7 +16,7 @@ import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hu
 import { startSalesforceEmulator, type SalesforceEmulator } from '../test/emulators/salesforce.js';
 import { campaignCompanies, EVENTS_PER_LEAD, type Campaign } from '../test/support/campaign.js';
 import type { BurstResult } from './campaign.js';
-import { ask, type Child, cores, cpuMeter, postgresPids } from './processes.js';
+import { ask, type Child, cores, cpuMeter, postgresPids, untilRecorded } from './processes.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct } from './support.js';
 
 const LIMITED_EVENTS = Math.round(envNumber('BENCH_LIMITED_EVENTS', 30_000));
@@ -116,26 +116,18 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
   }).then((r) => (pushed = r));
   const neighbour = c.neighbour ? neighbourSender(rig.apiPort, neighbourCode, tag) : undefined;
 
-  let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 1_000));
-    const [now] = await rig.q<{ accepted: string; recorded: string }>(
-      `SELECT (SELECT count(*) FROM requests WHERE id > $1 AND connection_id = $2) AS accepted,
-              (SELECT count(*) FROM syncs WHERE request_id > $1 AND connection_id = $2 AND status IS NOT NULL) AS recorded`,
-      [before!.id, busy],
-    );
-    const [accepted, recorded] = [Number(now!.accepted), Number(now!.recorded)];
-    if (recorded !== done) [done, lastChange] = [recorded, Date.now()];
-    if (Date.now() - lastLog > 5_000) {
-      lastLog = Date.now();
-      log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`);
-    }
-    if (pushed && recorded >= accepted) break;
-    if (Date.now() - lastChange > STALL_MS) {
-      log(`  no sync recorded for ${STALL_MS / 1000} s: giving up`);
-      break;
-    }
-  }
+  await untilRecorded({
+    counts: async () => {
+      const [now] = await rig.q<{ accepted: string; recorded: string }>(
+        `SELECT (SELECT count(*) FROM requests WHERE id > $1 AND connection_id = $2) AS accepted,
+                (SELECT count(*) FROM syncs WHERE request_id > $1 AND connection_id = $2 AND status IS NOT NULL) AS recorded`,
+        [before!.id, busy],
+      );
+      return { accepted: Number(now!.accepted), recorded: Number(now!.recorded) };
+    },
+    pushed: () => pushed !== undefined,
+    stallMs: STALL_MS,
+  });
   await pushing;
   const neighbourIds = (await neighbour?.stop()) ?? [];
   const used = cpu();

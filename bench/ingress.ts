@@ -56,6 +56,7 @@ import {
   startApiChild,
   startChild,
   untilLive,
+  untilRecorded,
   withUniqueLead,
   workerRole,
   type WorkerSpec,
@@ -339,32 +340,29 @@ async function run(): Promise<number> {
     let pushed: LoadResult | undefined;
     const pushing = ask<LoadResult>(load, { port: apiPort, requests: run.requests, amount: EVENTS, idReplacement: true }).then((r) => (pushed = r));
     let doneAtPushEnd: number | undefined;
-    let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
-    for (;;) {
-      // Polled once a second (the time itself comes from syncs.updated_at): two index scans, a few ms.
-      await new Promise((r) => setTimeout(r, 1_000));
-      const [now] = await q<{ accepted: string; done: string }>(
-        'SELECT (SELECT count(*) FROM requests WHERE id > $1) AS accepted, (SELECT count(*) FROM syncs WHERE request_id > $1 AND status IS NOT NULL) AS done',
-        [before!.id],
-      );
-      const [accepted, recorded] = [Number(now!.accepted), Number(now!.done)];
-      if (pushed && doneAtPushEnd === undefined) doneAtPushEnd = recorded;
-      if (recorded !== done) [done, lastChange] = [recorded, Date.now()];
-      if (Date.now() - lastLog > 5_000) {
-        lastLog = Date.now();
-        log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`);
-      }
-      if (pushed && recorded >= accepted) break;
-      if (Date.now() - lastChange > STALL_MS) {
-        const [held] = await q<{ locked: string; due: string; queues: string }>(
+    await untilRecorded({
+      // Two index scans, a few ms.
+      counts: async () => {
+        const [now] = await q<{ accepted: string; done: string }>(
+          'SELECT (SELECT count(*) FROM requests WHERE id > $1) AS accepted, (SELECT count(*) FROM syncs WHERE request_id > $1 AND status IS NOT NULL) AS done',
+          [before!.id],
+        );
+        return { accepted: Number(now!.accepted), recorded: Number(now!.done) };
+      },
+      pushed: () => pushed !== undefined,
+      onPoll: (recorded) => {
+        if (pushed && doneAtPushEnd === undefined) doneAtPushEnd = recorded;
+      },
+      stallMs: STALL_MS,
+      stalled: async () => {
+        const [held] = await q<{ locked: string; due: string; waiting: string }>(
           `SELECT (SELECT count(*) FROM graphile_worker._private_jobs WHERE locked_at IS NOT NULL) AS locked,
                   (SELECT count(*) FROM graphile_worker._private_jobs WHERE locked_at IS NULL AND run_at <= now() AND attempts < max_attempts) AS due,
-                  (SELECT count(*) FROM graphile_worker._private_job_queues WHERE locked_at IS NOT NULL) AS queues`,
+                  (SELECT count(*) FROM pending_syncs) AS waiting`,
         );
-        log(`  no sync recorded for ${STALL_MS / 1000} s: giving up (jobs locked ${held!.locked}, due and free ${held!.due}, queues locked ${held!.queues})`);
-        break;
-      }
-    }
+        return `jobs locked ${held!.locked}, due and free ${held!.due}, syncs waiting ${held!.waiting}`;
+      },
+    });
     await pushing;
     const used = cpu();
     await new Promise((r) => setTimeout(r, 1_000)); // statistics reach pg_stat_database within a second
@@ -416,9 +414,7 @@ async function run(): Promise<number> {
     out(
       `  CRM emulator: ${fmt(crm.activities)} activities written, ${fmt(hubspot.contacts.size)} contacts in all, ${fmt(crm.requests)} API calls (${(crm.requests / Math.max(1, success)).toFixed(2)} per event)`,
     );
-    out(
-      `  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event`,
-    );
+    out(`  database: ${(Number(after!.commits) / Math.max(1, success)).toFixed(1)} commits per event`);
     const updates = Number(after!.updates) - Number(before!.updates);
     out(
       `  syncs rows: ${(updates / Math.max(1, success)).toFixed(1)} updates per event, ${Math.round((100 * (Number(after!.hot) - Number(before!.hot))) / Math.max(1, updates))} % of them heap-only (HOT: no index entries)`,

@@ -13,7 +13,7 @@ import { parseInbound } from '../src/connectors/sequencers/index.js';
 import { freePort } from '../src/db/embedded.js';
 import { createLogger } from '../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, workerPoolSize, workerSettings } from '../src/worker.js';
-import { cleanups, log, pct } from './support.js';
+import { cleanups, fmt, log, pct } from './support.js';
 
 export interface LoadSpec {
   port: number;
@@ -284,3 +284,34 @@ export const cores = (used: Record<string, number>) =>
   Object.entries(used)
     .map(([k, v]) => `${k} ${v.toFixed(2)}`)
     .join(', ');
+
+/**
+ * Polls `counts` once a second (the figures themselves come from the rows' times) until the load is
+ * `pushed` and every accepted event is recorded, logging progress every 5 s; gives up when nothing was
+ * recorded for `stallMs`, saying why with `stalled()`. `onPoll` sees each count (what was recorded when
+ * the push ended, say).
+ */
+export async function untilRecorded(options: {
+  counts: () => Promise<{ accepted: number; recorded: number }>;
+  pushed: () => boolean;
+  stallMs: number;
+  stalled?: () => Promise<string>;
+  onPoll?: (recorded: number) => void;
+}): Promise<void> {
+  let [done, lastChange, lastLog] = [-1, Date.now(), Date.now()];
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const { accepted, recorded } = await options.counts();
+    options.onPoll?.(recorded);
+    if (recorded !== done) [done, lastChange] = [recorded, Date.now()];
+    if (Date.now() - lastLog > 5_000) {
+      lastLog = Date.now();
+      log(`  accepted ${fmt(accepted)}, recorded ${fmt(recorded)}`);
+    }
+    if (options.pushed() && recorded >= accepted) return;
+    if (Date.now() - lastChange > options.stallMs) {
+      log(`  no sync recorded for ${options.stallMs / 1000} s: giving up${options.stalled ? ` (${await options.stalled()})` : ''}`);
+      return;
+    }
+  }
+}

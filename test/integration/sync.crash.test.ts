@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { seedTestAccounts } from '../support/accounts.js';
-import { campaignBodies, EVENTS_PER_LEAD, type Campaign } from '../support/campaign.js';
+import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from '../support/campaign.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';
 import { killPoint } from '../support/kill-point.js';
@@ -42,9 +42,7 @@ beforeAll(async () => {
       connectionId: connection,
       platform: 'smartlead',
       ingressCode: CODE,
-      createOrUpdateCompany: true,
-      createOrUpdateTask: true,
-      assignContactOwner: true,
+      ...EVERY_OPTION,
     },
   });
 });

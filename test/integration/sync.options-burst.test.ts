@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { createLogger } from '../../src/logger.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { campaignBodies, EVENTS_PER_LEAD, type Campaign } from '../support/campaign.js';
+import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from '../support/campaign.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';
@@ -39,9 +39,7 @@ beforeAll(async () => {
       connectionId: connection.id,
       platform: 'smartlead',
       ingressCode: CODE,
-      createOrUpdateCompany: true,
-      createOrUpdateTask: true,
-      assignContactOwner: true,
+      ...EVERY_OPTION,
     },
   });
 });

@@ -72,3 +72,6 @@ function leadEvent(campaign: Campaign, lead: number, step: number): Record<strin
       };
   }
 }
+
+/** A source's every CRM option on (company by domain, the sender as owner, a follow-up task), as Prisma writes it. */
+export const EVERY_OPTION = { createOrUpdateCompany: true, createOrUpdateTask: true, assignContactOwner: true } as const;
