@@ -10,7 +10,7 @@ import { openSecret } from '../domain/secrets.js';
 import { CredentialRenewals } from './credential-renewals.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { announceRefusals } from './crm-refusals.js';
-import { addJobsSql } from './enqueue.js';
+import { addJobsSql, enqueue } from './enqueue.js';
 import { SyncRounds, type RoundResult } from './sync-rounds-log.js';
 import { SyncStore, type Final, type PendingSync, type SyncContext, type SyncRow } from './sync-store.js';
 import { defineTask, type JobEnvironment } from './task.js';
@@ -52,7 +52,11 @@ export const syncsDrain = defineTask({
       renewals: new CredentialRenewals(env.pool, env.encryptionKey),
       rounds: new SyncRounds(env.logger),
     };
-    return (payload) => drain(env, stores, payload.connectionId);
+    return async (payload, helpers) => {
+      const stopped = await drain(env, stores, payload.connectionId, helpers.abortSignal);
+      // The worker stops with syncs still due: another worker (or this one's next start) drains them.
+      if (stopped) await enqueue(helpers, syncsDrain, payload);
+    };
   },
 });
 
@@ -111,11 +115,15 @@ interface Stores {
   rounds: SyncRounds;
 }
 
-/** Rounds until nothing of the connection is due. */
-async function drain(env: JobEnvironment, stores: Stores, connectionId: number): Promise<void> {
+/**
+ * Rounds until nothing of the connection is due (false), or the worker stops (`signal`: the round in
+ * flight ends, and true says syncs may be left).
+ */
+async function drain(env: JobEnvironment, stores: Stores, connectionId: number, signal: AbortSignal | undefined): Promise<boolean> {
   for (;;) {
+    if (signal?.aborted) return true;
     let claimed = await stores.store.claim(connectionId, ROUND_SIZE);
-    if (claimed.length === 0) return;
+    if (claimed.length === 0) return false;
     if (claimed.length < ROUND_SIZE) claimed = await gather(stores.store, connectionId, claimed);
     await round(env, stores, connectionId, claimed);
   }
