@@ -11,7 +11,7 @@
  * The load comes from a separate process (autocannon, 50 keep-alive connections, the Smartlead EMAIL_SENT
  * sample as body); a and b alternate for BENCH_ROUNDS rounds, each run after a CHECKPOINT; then one more
  * pair with fsync and synchronous_commit off (a reload, no restart), for comparison. After every (b) run:
- * rows == jobs, every new request row has its syncs__run job, and rows >= the 200s answered.
+ * rows == waiting syncs, every new request row has its waiting sync, and rows >= the 200s answered.
  * (c) BENCH_EVENTS events through the same ingress (Smartlead samples rotated over BENCH_SOURCES sources of
  * one HubSpot connection, each event's lead email made unique by the load generator) with the HubSpot
  * emulator (test/emulators, real HTTP, in this process) answering and worker processes wired as

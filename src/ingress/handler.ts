@@ -11,7 +11,7 @@ import { ingressTarget } from './path.js';
  * no GraphQL, no CRM call). Returns false for anything else, which the caller hands to the app; other
  * methods on /webhooks get the app's JSON 404.
  *
- * Answers: 200 `{received: true, requestId}` once the request row and its sync job are committed; 404 for
+ * Answers: 200 `{received: true, requestId}` once the request row and its waiting sync are committed; 404 for
  * an address no live source has; 413 over 1 MB; 400 for a body that is not JSON; 503 if the database
  * cannot commit (the sequencer retries; nothing was accepted).
  */

@@ -19,7 +19,7 @@ export interface SyncRow {
   attempts: number;
 }
 
-/** A request with its pipeline: what the sync job needs to know before it writes. */
+/** A request with its pipeline: what a drain needs to know before it writes its sync. */
 export interface SyncContext {
   requestId: number;
   accountId: number;

@@ -1,6 +1,6 @@
 /**
  * The ingress (POST /webhooks/<code> and the legacy two-id form): every accepted POST is committed as a
- * request row together with its sync job before the answer; everything else gets the spec's error shape.
+ * request row together with its waiting sync before the answer; everything else gets the spec's error shape.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { INGRESS, seedTestAccounts, type TestKeys } from '../support/accounts.js';

@@ -1,10 +1,10 @@
 /**
- * The one interface the sync job calls to write an event into a customer's CRM. Each CRM kind
+ * The one interface a sync drain calls to write an event into a customer's CRM. Each CRM kind
  * implements {@link CrmConnector}; `crmConnector()` in ./index.ts picks one. Types only: what the
  * connectors share in behaviour lives beside this file (errors, session, state-book, side-step, text).
  */
 
-/** One received event, as the sync job hands it to a connector. */
+/** One received event, as a sync drain hands it to a connector. */
 export interface CrmEvent {
   /** Canonical type (`EMAIL_SENT`, `MESSAGE_SENT`, ...; see src/domain/event-types.ts). */
   eventType: string;
