@@ -8,6 +8,7 @@ import { relayExecutionsSend } from './relay_executions__send.js';
 import { replyRelaysSchedule } from './reply_relays__schedule.js';
 import { syncsBulkRetry } from './syncs__bulk_retry.js';
 import { syncsDrain } from './syncs__drain.js';
+import { syncsRun } from './syncs__run.js';
 import { webhookDeliveriesSend } from './webhook_deliveries__send.js';
 import type { Lane } from './lanes.js';
 import { catalogEntry, type CatalogEntry, type JobEnvironment } from './task.js';
@@ -26,6 +27,8 @@ export const CATALOG: readonly CatalogEntry[] = [
   catalogEntry(blocklistsFetch),
   catalogEntry(blocklistsPush),
   catalogEntry(syncsBulkRetry),
+  // An older release's job per event, moved into the sync outbox during a rolling deploy.
+  catalogEntry(syncsRun),
 ];
 
 /** graphile-worker's task list of one lane (one runner) of a worker process. */

@@ -26,6 +26,8 @@ const MAX_WAIT_IN_JOB_MS = 5_000;
 export class CredentialRenewals {
   /** The last renewal queued per connection in this process. */
   private readonly turns = new Map<number, Promise<void>>();
+  /** Until when another process's renewal of a connection is known to be running: the runs in line do not wait for it again. */
+  private readonly busyUntil = new Map<number, number>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -65,14 +67,18 @@ export class CredentialRenewals {
     for (;;) {
       const lease = await this.claim(connectionId, holder);
       if (lease.claimed) {
+        this.busyUntil.delete(connectionId);
         let stored = false;
         try {
           const current = this.open(lease.sealed);
           if (current.accessToken !== used.accessToken) return current;
           const next = await exchange();
-          stored = await this.store(connectionId, holder, sealSecret(this.encryptionKey, JSON.stringify(next)));
-          // Lost only past LEASE_MS; the tokens in hand are valid for this run all the same.
-          return next;
+          stored = await this.store(connectionId, holder, lease.sealed!, sealSecret(this.encryptionKey, JSON.stringify(next)));
+          if (stored) return next;
+          // The customer reconnected while the token endpoint answered: their credentials win. (Else the
+          // lease was lost past LEASE_MS: the tokens in hand are valid for this run all the same.)
+          const now = await this.claim(connectionId, randomUUID(), { peek: true });
+          return now.sealed !== null && now.sealed !== lease.sealed ? this.open(now.sealed) : next;
         } finally {
           if (!stored) await this.release(connectionId, holder);
         }
@@ -80,24 +86,29 @@ export class CredentialRenewals {
       // Another process renews: what it stored is the answer, once its lease has ended.
       const current = this.open(lease.sealed);
       if (current.accessToken !== used.accessToken) return current;
-      if (Date.now() - started + POLL_MS > MAX_WAIT_IN_JOB_MS) {
-        throw new CrmError('unavailable', "Another process is renewing the connection's CRM credentials", {
-          retryAfterMs: Math.max(1_000, Math.min(lease.leaseLeftMs, 30_000)),
-          throttled: true,
-        });
+      if (Date.now() - started + POLL_MS > MAX_WAIT_IN_JOB_MS || (this.busyUntil.get(connectionId) ?? 0) > Date.now()) {
+        const retryAfterMs = Math.max(1_000, Math.min(lease.leaseLeftMs, 30_000));
+        // The next runs of this process in line for the connection do not each wait again.
+        this.busyUntil.set(connectionId, Date.now() + retryAfterMs);
+        throw new CrmError('unavailable', "Another process is renewing the connection's CRM credentials", { retryAfterMs, throttled: true });
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
 
-  /** Takes the lease when it is free or expired (one statement); either way, the credentials stored now. */
-  private async claim(connectionId: number, holder: string): Promise<{ claimed: boolean; sealed: string | null; leaseLeftMs: number }> {
+  /** Takes the lease when it is free or expired (one statement; `peek`: never); either way, the credentials stored now. */
+  private async claim(
+    connectionId: number,
+    holder: string,
+    options: { peek?: boolean } = {},
+  ): Promise<{ claimed: boolean; sealed: string | null; leaseLeftMs: number }> {
     const { rows } = await query<{ claimed: boolean; sealed: string | null; lease_left_ms: number }>(
       this.pool,
       sql`WITH claimed AS (
             UPDATE connections SET credentials_renewal_holder = ${holder},
                    credentials_renewal_until = clock_timestamp() + ${LEASE_MS}::int * interval '1 millisecond'
-             WHERE id = ${connectionId} AND (credentials_renewal_until IS NULL OR credentials_renewal_until <= clock_timestamp())
+             WHERE id = ${connectionId} AND NOT ${options.peek === true}::boolean
+               AND (credentials_renewal_until IS NULL OR credentials_renewal_until <= clock_timestamp())
             RETURNING credentials_encrypted
           )
           -- The claimed row's own credentials: the statement's snapshot may predate a renewal that just ended.
@@ -110,12 +121,15 @@ export class CredentialRenewals {
     return { claimed: row?.claimed ?? false, sealed: row?.sealed ?? null, leaseLeftMs: row?.lease_left_ms ?? 0 };
   }
 
-  /** Stores the renewed credentials and ends the lease, if this renewal still holds it. */
-  private async store(connectionId: number, holder: string, sealed: string): Promise<boolean> {
+  /**
+   * Stores the renewed credentials and ends the lease, if this renewal still holds it and the credentials
+   * are still the ones it renewed (a customer who reconnected meanwhile keeps theirs).
+   */
+  private async store(connectionId: number, holder: string, renewed: string, sealed: string): Promise<boolean> {
     const { rowCount } = await query(
       this.pool,
       sql`UPDATE connections SET credentials_encrypted = ${sealed}, credentials_renewal_holder = NULL, credentials_renewal_until = NULL, updated_at = now()
-           WHERE id = ${connectionId} AND credentials_renewal_holder = ${holder}`,
+           WHERE id = ${connectionId} AND credentials_renewal_holder = ${holder} AND credentials_encrypted = ${renewed}`,
     );
     return rowCount === 1;
   }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
-/** Request bodies one round holds at most (bodies reach 1 MB). */
-const ROUND_BODY_BYTES = 64 * 1024 * 1024;
+/** Request bodies one round holds at most (bodies reach 1 MB); octet_length reads a stored body's size without unpacking it. */
+const ROUND_BODY_BYTES = 32 * 1024 * 1024;
 import { Batcher } from '../db/batcher.js';
 import { withTransaction } from '../db/transaction.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
@@ -51,6 +51,8 @@ export interface PendingSync {
   waits: number;
   /** How long it has been due, by the database's clock. */
   dueForMs: number;
+  /** Its request body's size. */
+  bytes: number;
 }
 
 /** `done`: nothing to do (request gone, or its outcome already recorded). */
@@ -84,24 +86,24 @@ export class SyncStore {
   }
 
   /**
-   * Up to `limit` waiting syncs of the connection that are due, oldest first, and within 64 MB of
+   * Up to `limit` waiting syncs of the connection that are due, oldest first, and within 32 MB of
    * request bodies (a round holds them). Only one drain runs per connection (its jobs share a named
    * queue), so a claim needs no lock: each sync of a round leaves the outbox with its outcome or moves to
    * a later due time before the next claim.
    */
   async claim(connectionId: number, limit: number): Promise<PendingSync[]> {
-    const { rows: claimed } = await query<{ requestId: string; retry: boolean; waits: number; dueForMs: number }>(
+    const { rows: claimed } = await query<{ requestId: string; retry: boolean; waits: number; dueForMs: number; bytes: number }>(
       this.pool,
-      sql`SELECT request_id AS "requestId", retry, waits, (extract(epoch FROM now() - due_at) * 1000)::float8 AS "dueForMs" FROM (
-            SELECT p.request_id, p.retry, p.waits, p.due_at,
-                   sum(pg_column_size(r.body)) OVER (ORDER BY p.due_at, p.request_id) - pg_column_size(r.body) AS before
+      sql`SELECT request_id AS "requestId", retry, waits, (extract(epoch FROM now() - due_at) * 1000)::float8 AS "dueForMs", bytes FROM (
+            SELECT p.request_id, p.retry, p.waits, p.due_at, octet_length(r.body) AS bytes,
+                   sum(octet_length(r.body)) OVER (ORDER BY p.due_at, p.request_id) - octet_length(r.body) AS before
               FROM (SELECT * FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at <= now() ORDER BY due_at, request_id LIMIT ${limit}) p
               JOIN requests r ON r.id = p.request_id
           ) due
           WHERE before < ${ROUND_BODY_BYTES}
           ORDER BY due_at, request_id`,
     );
-    return claimed.map((c) => ({ requestId: Number(c.requestId), retry: c.retry, waits: c.waits, dueForMs: c.dueForMs }));
+    return claimed.map((c) => ({ requestId: Number(c.requestId), retry: c.retry, waits: c.waits, dueForMs: c.dueForMs, bytes: c.bytes }));
   }
 
   /** How many of the connection's waiting syncs are due now, counted up to `limit`. */

@@ -3,7 +3,7 @@ import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmConnector, type CrmEven
 import { Lockstep } from '../connectors/crm/lockstep.js';
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
-import { sql, type Sql } from '../db/sql.js';
+import { query, sql, type Sql } from '../db/sql.js';
 import { failureMessage, isTransientFailure, UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import type { FailureReason } from '../domain/pipeline-health.js';
 import { openSecret } from '../domain/secrets.js';
@@ -11,12 +11,15 @@ import { CredentialRenewals } from './credential-renewals.js';
 import { connectionCrmConfig } from './crm-config.js';
 import { announceRefusals } from './crm-refusals.js';
 import { addJobsSql, enqueue } from './enqueue.js';
+import { RoundMemory } from './round-memory.js';
 import { SyncRounds, type RoundResult } from './sync-rounds-log.js';
 import { SyncStore, type Final, type PendingSync, type SyncContext, type SyncRow } from './sync-store.js';
 import { defineTask, type JobEnvironment } from './task.js';
 
 /** Syncs one round takes at most: ten batch calls per step. */
 export const ROUND_SIZE = 1_000;
+/** Request bodies the rounds of one worker process hold at once (a round alone may hold more). */
+const PROCESS_BODY_BYTES = 256 * 1024 * 1024;
 /** A round not full starts when no sync of its connection arrived for this long... */
 const ROUND_QUIET_MS = 100;
 /** ...or its oldest sync has been due this long. */
@@ -47,6 +50,7 @@ export const syncsDrain = defineTask({
   handler(env) {
     // One set of stores per worker process: they group the database work of the drains running at once.
     const stores: Stores = {
+      memory: new RoundMemory(PROCESS_BODY_BYTES),
       store: new SyncStore(env.pool, wakeUpsSql),
       budgets: new CrmBudgetStore(env.pool),
       renewals: new CredentialRenewals(env.pool, env.encryptionKey),
@@ -68,7 +72,8 @@ export const syncsDrain = defineTask({
  */
 export function queueDrainsSql(connections: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(syncsDrain, {
-    from: sql`(SELECT DISTINCT connection_id FROM ${connections} WHERE connection_id IS NOT NULL) AS due`,
+    // In one order everywhere: statements queueing several connections' drains never wait on each other's keys in turn.
+    from: sql`(SELECT DISTINCT connection_id FROM ${connections} WHERE connection_id IS NOT NULL) AS due ORDER BY due.connection_id`,
     payload: { connectionId: sql`due.connection_id` },
     jobKey: sql`'syncs:' || due.connection_id`,
     queueName: sql`'syncs:' || due.connection_id`,
@@ -94,7 +99,7 @@ export function retriesSql(syncs: Sql): Sql {
  */
 function wakeUpsSql(rescheduled: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(syncsDrain, {
-    from: sql`(SELECT DISTINCT connection_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${rescheduled}) AS due`,
+    from: sql`(SELECT DISTINCT connection_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${rescheduled}) AS due ORDER BY due.connection_id, due.at`,
     payload: { connectionId: sql`due.connection_id` },
     jobKey: sql`'syncs:' || due.connection_id || ':' || due.at`,
     queueName: sql`'syncs:' || due.connection_id`,
@@ -104,11 +109,23 @@ function wakeUpsSql(rescheduled: Sql): Sql {
 
 /** SQL queueing the drains of every connection with waiting syncs, each at its first one's due time (a worker's start). */
 export function queueWaitingDrainsSql(): Sql {
-  return wakeUpsSql(sql`(SELECT connection_id, min(due_at) AS due_at FROM pending_syncs GROUP BY connection_id)`);
+  return wakeUpsSql(sql`(SELECT connection_id, min(due_at) AS due_at FROM pending_syncs GROUP BY connection_id) AS waiting`);
+}
+
+/**
+ * SQL queueing the connection's drain for when its next waiting sync falls due, if any waits: a drain that
+ * ends with nothing due leaves the next one queued, whatever wrote the syncs (a reschedule queues its own
+ * wake-up too; an older release's jobs moved to the outbox, a restored backup, do not).
+ */
+function nextWakeUpSql(connectionId: number): Sql {
+  return wakeUpsSql(
+    sql`(SELECT connection_id, min(due_at) AS due_at FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at > now() GROUP BY connection_id) AS waiting`,
+  );
 }
 
 /** The per-process stores a drain uses. */
 interface Stores {
+  memory: RoundMemory;
   store: SyncStore;
   budgets: CrmBudgetStore;
   renewals: CredentialRenewals;
@@ -123,9 +140,18 @@ async function drain(env: JobEnvironment, stores: Stores, connectionId: number, 
   for (;;) {
     if (signal?.aborted) return true;
     let claimed = await stores.store.claim(connectionId, ROUND_SIZE);
-    if (claimed.length === 0) return false;
+    if (claimed.length === 0) {
+      await query(env.pool, sql`SELECT (${nextWakeUpSql(connectionId)}) AS woken`);
+      return false;
+    }
     if (claimed.length < ROUND_SIZE) claimed = await gather(stores.store, connectionId, claimed);
-    await round(env, stores, connectionId, claimed);
+    const bytes = claimed.reduce((sum, c) => sum + c.bytes, 0);
+    await stores.memory.acquire(bytes);
+    try {
+      await round(env, stores, connectionId, claimed);
+    } finally {
+      stores.memory.release(bytes);
+    }
   }
 }
 

@@ -559,13 +559,24 @@ describe('HubSpot connector', () => {
     expect(elapsed).toBeGreaterThanOrEqual(990);
   });
 
-  it('retries 500s, then succeeds with one activity', async () => {
-    hs.failNext(2, { status: 500, path: /^\/crm\/v3\/objects\/emails$/ });
+  it('retries 500s of a read within the write, and never resends a create HubSpot answered 500 (it may have been written)', async () => {
+    // Setup: the upsert (safe to repeat) fails twice; the engagement's create once.
+    hs.failNext(2, { status: 500, path: '/batch/upsert' });
+    hs.failNext(1, { status: 500, path: /^\/crm\/v3\/objects\/emails$/ });
+    const hubspot = connector('HUBSPOT', credentials, hubspotConfig(hs));
+    const first = recorder(crmEvent(), NO_OPTIONS);
 
-    const outcome = await connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(), NO_OPTIONS).run);
+    // Action: the write gives up at the create, written ahead; its next attempt looks first, then creates.
+    const error = await thrown(hubspot.write(first.run));
+    const outcome = await hubspot.write(recorder(crmEvent(), NO_OPTIONS, first.persisted()).run);
 
+    // Assertions
+    expect(error).toMatchObject({ kind: 'unavailable', httpStatus: 500 });
+    expect(first.persisted()).toMatchObject({ activityPending: true });
     expect(outcome.status).toBe('success');
-    expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails').map((r) => r.status)).toEqual([500, 500, 201]);
+    expect(hs.requests.filter((r) => r.path.endsWith('/batch/upsert')).map((r) => r.status)).toEqual([500, 500, 200]);
+    expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails').map((r) => r.status)).toEqual([500, 201]);
+    expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails/search')).toHaveLength(1);
     expect(hs.emails.size).toBe(1);
   });
 
@@ -899,20 +910,25 @@ describe('Salesforce connector', () => {
     expect(error.message).not.toContain('sf-refresh-initial');
   });
 
-  it('honours Retry-After on 429 and retries 500s', async () => {
+  it('honours Retry-After on 429 and retries 500s of queries, never of a create (it may have been written)', async () => {
     // Setup
     sf.failNext(1, { status: 429, retryAfter: 1, path: '/query' });
+    sf.failNext(1, { status: 500, path: '/query' });
     sf.failNext(1, { status: 500, path: '/sobjects/Task' });
+    const salesforce = connector('SALESFORCE', credentials(), salesforceConfig(sf));
+    const first = recorder(crmEvent(), NO_OPTIONS);
 
     // Action
     const started = performance.now();
-    const outcome = await connector('SALESFORCE', credentials(), salesforceConfig(sf)).write(recorder(crmEvent(), NO_OPTIONS).run);
+    const error = await thrown(salesforce.write(first.run));
     const elapsed = performance.now() - started;
+    const outcome = await salesforce.write(recorder(crmEvent(), NO_OPTIONS, first.persisted()).run);
 
-    // Assertions
-    expect(outcome.status).toBe('success');
+    // Assertions: the queries retried in the write; the Task's create not, and looked for before it was sent again.
     expect(elapsed).toBeGreaterThanOrEqual(990);
-    expect(sf.requests.map((r) => r.status)).toEqual([429, 200, 200, 201, 500, 201]);
+    expect(error).toMatchObject({ kind: 'unavailable', httpStatus: 500 });
+    expect(outcome.status).toBe('success');
+    expect(sf.requests.map((r) => r.status)).toEqual([429, 500, 200, 200, 201, 500, 200, 201]);
     expect(sf.tasks.size).toBe(1);
   });
 

@@ -263,6 +263,25 @@ describe('lead category signals', () => {
   });
 });
 
+describe("an older release's job per event (a rolling deploy)", () => {
+  it('moves its request into the sync outbox, and the drain writes it', async () => {
+    // Setup: a request an older ingress stored with a syncs__run job, and no waiting sync.
+    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+    const requestId = await ingest(codes.smartlead!.hubspot, body);
+    await outcomeOf(requestId);
+    const [again] = await ctx.db.query<{ id: string }>(
+      'INSERT INTO requests (account_id, source_id, connection_id, path, body) SELECT account_id, source_id, connection_id, path, body FROM requests WHERE id = $1 RETURNING id',
+      [requestId],
+    );
+
+    // Action
+    await ctx.db.query("SELECT graphile_worker.add_job('syncs__run', json_build_object('requestId', $1::bigint))", [again!.id]);
+
+    // Assertions
+    expect((await outcomeOf(Number(again!.id))).status).toBe('success');
+  });
+});
+
 describe('pipeline health under concurrent syncs', () => {
   it('counts every error of a burst once, announces the failure once, and the recovery once', async () => {
     const code = 'e2eBurstHubspot01';

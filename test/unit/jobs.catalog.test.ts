@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CATALOG, tasksByHealthCheck } from '../../src/jobs/catalog.js';
 import { addJobsSql } from '../../src/jobs/enqueue.js';
 import { syncsDrain } from '../../src/jobs/syncs__drain.js';
+import { syncsRun } from '../../src/jobs/syncs__run.js';
 import { blocklistsFetch } from '../../src/jobs/blocklists__fetch.js';
 import { blocklistsPush } from '../../src/jobs/blocklists__push.js';
 import { BLOCKLIST_CRON, blocklistsSchedule } from '../../src/jobs/blocklists__schedule.js';
@@ -55,6 +56,7 @@ describe('failures no retry changes (issue 20)', () => {
       blocklistsFetch,
       blocklistsPush,
       syncsBulkRetry,
+      syncsRun,
     ];
     expect(tasks.map((t) => t.identifier).sort()).toEqual(CATALOG.map((e) => e.identifier).sort());
     expect(tasks.filter((t) => t.recordUnrecoverable === null).map((t) => t.identifier)).toEqual([
@@ -62,6 +64,7 @@ describe('failures no retry changes (issue 20)', () => {
       'deliveries__send',
       'webhook_deliveries__send',
       'blocklists__schedule',
+      'syncs__run',
     ]);
   });
 });

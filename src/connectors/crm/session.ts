@@ -119,8 +119,8 @@ export abstract class CrmSession {
     });
   }
 
-  /** Replaces every credential value in strings of `value` (deeply) with `[redacted]`. */
-  protected scrub<T>(value: T): T {
+  /** Replaces every credential value in strings of `value` (deeply) with `[redacted]`: for what a CRM answered, before it is stored or thrown. */
+  scrub<T>(value: T): T {
     const secrets = this.secrets().filter((s) => s.length >= 4);
     const walk = (v: unknown): unknown => {
       if (typeof v === 'string') return secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), v);

@@ -281,21 +281,22 @@ export interface RetriedResponse {
 export interface RetryOptions {
   policy: RetryPolicy;
   budget: RetryBudget;
-  /** Whether sending the request twice is harmless: then a timeout or reset is retried too. */
+  /** Whether sending the request twice is harmless: then a timeout, a reset or a 5xx is retried too. */
   idempotent: boolean;
-  /** Which answers mean "try again later". Default: 429 and 5xx. */
+  /** Which answers mean "try again later". Default: 429, and 5xx for an idempotent request. */
   retryable?: (response: HttpResponse) => boolean;
 }
 
 /**
  * Sends a request, retrying "later" answers with backoff that honours `Retry-After` while the policy's
  * attempts and the budget's waiting time last. A wait the budget cannot cover is not waited: the last
- * answer comes back with `retryAfterMs`, for the caller to reschedule. Network failures are retried
- * only when the request never left (refused connection) or is idempotent; otherwise they are thrown,
- * since a create that timed out may have been written.
+ * answer comes back with `retryAfterMs`, for the caller to reschedule. Network failures and 5xx answers
+ * are retried only when the request never left (refused connection) or is idempotent; otherwise they
+ * come back, since a create that timed out, or that a gateway answered 502, may have been written (the
+ * caller looks for it before creating again). A 429 is a refusal before anything was done: always retried.
  */
 export async function requestWithRetry(client: HttpClient, request: HttpRequest, options: RetryOptions): Promise<RetriedResponse> {
-  const retryable = options.retryable ?? ((r: HttpResponse) => r.status === 429 || r.status >= 500);
+  const retryable = options.retryable ?? ((r: HttpResponse) => r.status === 429 || (options.idempotent && r.status >= 500));
   for (let attempt = 1; ; attempt += 1) {
     const backoff = Math.min(options.policy.maxDelayMs, options.policy.baseDelayMs * 2 ** (attempt - 1));
     let response: HttpResponse;

@@ -135,7 +135,8 @@ async function createGroup(items: GroupedCreate[]): Promise<(string | CrmError |
   const domains = new Map<string, { name: string; trace: string }>();
   for (const item of items) if (!domains.has(item.domain)) domains.set(item.domain, { name: item.name, trace: `company-${domains.size}-${randomTag()}` });
   if (domains.size === 1 && items.length === 1) return [undefined];
-  const answer = await items[0]!.api.tryPost('company', '/crm/v3/objects/companies/batch/create', {
+  const api = items[0]!.api;
+  const answer = await api.tryPost('company', '/crm/v3/objects/companies/batch/create', {
     inputs: [...domains].map(([domain, { name, trace }]) => ({ properties: { domain, name }, associations: [], objectWriteTraceId: trace })),
   });
   const unknown = () => new CrmError('unavailable', 'HubSpot company batch create: no clear answer, the next attempt searches for the company first');
@@ -154,7 +155,8 @@ async function createGroup(items: GroupedCreate[]): Promise<(string | CrmError |
     const named = asRecord(e.context).objectWriteTraceId;
     for (const trace of Array.isArray(named) ? named : []) {
       const domain = [...domains].find(([, d]) => d.trace === trace)?.[0];
-      if (domain !== undefined) refused.set(domain, new CrmError('rejected', `HubSpot company failed: ${describeErrors(e) ?? 'refused'}`, { payload: e }));
+      if (domain !== undefined)
+        refused.set(domain, new CrmError('rejected', api.scrub(`HubSpot company failed: ${describeErrors(e) ?? 'refused'}`), { payload: api.scrub(e) }));
     }
   }
   return items.map((item) => created.get(item.domain) ?? refused.get(item.domain) ?? unknown());
@@ -181,7 +183,8 @@ async function associateGroup(items: GroupedAssociation[]): Promise<(CrmError | 
   const pair = (from: unknown, to: unknown) => `${String(from)}/${String(to)}`;
   const pairs = new Map<string, GroupedAssociation>();
   for (const item of items) pairs.set(pair(item.contactId, item.companyId), item);
-  const answer = await items[0]!.api.tryPost('association', '/crm/v4/associations/contacts/companies/batch/associate/default', {
+  const api = items[0]!.api;
+  const answer = await api.tryPost('association', '/crm/v4/associations/contacts/companies/batch/associate/default', {
     inputs: [...pairs.values()].map((p) => ({ from: { id: p.contactId }, to: { id: p.companyId } })),
   });
   if (!answer.ok)
@@ -195,6 +198,6 @@ async function associateGroup(items: GroupedAssociation[]): Promise<(CrmError | 
   return items.map((item) =>
     done.has(pair(item.contactId, item.companyId))
       ? undefined
-      : new CrmError('rejected', `HubSpot association failed: ${why ?? 'the answer does not name it'}`, { payload: body.errors ?? body }),
+      : new CrmError('rejected', api.scrub(`HubSpot association failed: ${why ?? 'the answer does not name it'}`), { payload: api.scrub(body.errors ?? body) }),
   );
 }

@@ -62,6 +62,17 @@ async function contactByEmail(api: HubspotSession, event: CrmEvent, owner: strin
   return { id, created, ...(ownerId !== undefined ? { ownerId } : {}) };
 }
 
+/** Gives a known contact `owner` unless it has one; the contact's owner after. */
+export async function giveOwner(api: HubspotSession, contactId: string, owner: string): Promise<string> {
+  const path = `/crm/v3/objects/contacts/${encodeURIComponent(contactId)}`;
+  const current = asRecord(
+    asRecord(await api.json('owner', { method: 'GET', path, query: { properties: 'hubspot_owner_id' }, idempotent: true })).properties,
+  ).hubspot_owner_id;
+  if (typeof current === 'string' && current !== '') return current;
+  await api.json('owner', { method: 'PATCH', path, json: { properties: { hubspot_owner_id: owner } }, idempotent: true });
+  return owner;
+}
+
 /** Only what the event knows: an absent value never blanks what the CRM has. */
 function nameProperties(event: CrmEvent): Record<string, string> {
   const out: Record<string, string> = {};

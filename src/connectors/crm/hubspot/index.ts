@@ -6,7 +6,7 @@ import { sideStep } from '../side-step.js';
 import { StateBook } from '../state-book.js';
 import type { CrmConnector, CrmOutcome, CrmRun, CrmWarning } from '../types.js';
 import { associateCompany, companyFor } from './companies.js';
-import { writeContact } from './contacts.js';
+import { giveOwner, writeContact } from './contacts.js';
 import { hubspotCredentials, type HubspotCredentials } from './credentials.js';
 import { createEngagement, findEngagement, type EngagementType } from './engagements.js';
 import { readHubspotList } from './lists.js';
@@ -96,13 +96,17 @@ async function writeEvent(api: HubspotSession, run: CrmRun): Promise<CrmOutcome>
   }
 
   // 2. The contact, with that owner where it has none; saved before the next step, so no retry upserts it again.
-  if (state.contactId === undefined || (ownerWanted && owner !== undefined)) {
+  if (state.contactId === undefined) {
     const contact = await writeContact(api, event, owner, () => reach(HUBSPOT_STEPS.contactUpsert));
     await book.save({
       contactId: contact.id,
-      contactCreated: state.contactCreated ?? contact.created,
+      contactCreated: contact.created,
       ...(owner !== undefined ? { ownerDone: true, ownerId: contact.ownerId ?? null } : {}),
     });
+  } else if (owner !== undefined) {
+    // A contact an earlier attempt wrote before its owner was known (an older release's state, or an owner
+    // lookup that failed then): its owner is given on its own, never by writing the contact again.
+    await book.save({ ownerDone: true, ownerId: typeof owner === 'string' ? await giveOwner(api, state.contactId, owner) : null });
   }
   const contactId = state.contactId as string;
   result.contactId = contactId;

@@ -17,7 +17,8 @@ export async function createRecord(api: SalesforceSession, step: string, sobject
     return outcome;
   };
   // The syncs of one new person create one record, whichever batch their turn falls in.
-  return dedupe === undefined ? create() : CREATING.run(`${api.groupKey()}\n${sobject}\n${dedupe}`, create);
+  // Keyed by the connection, not the token: the round's runs may hold different tokens after a refresh.
+  return dedupe === undefined ? create() : CREATING.run(`${api.memoryKey()}\n${sobject}\n${dedupe}`, create);
 }
 
 const CREATING = new SingleFlight<string>();

@@ -172,7 +172,9 @@ async function findSocialLead(api: SalesforceSession, event: CrmEvent): Promise<
 
 /**
  * Creates a Task exactly once across attempts: written ahead (the time from which it may exist) before
- * the create is sent, so an attempt after a lost answer looks for it first.
+ * the create is sent, so an attempt after a lost answer looks for it first. When the create surely was not
+ * sent (kept back by the connection's budget, or answered 429), the mark is taken back: a later attempt's
+ * search could otherwise take another sync's Task of the same person and subject for this one's.
  */
 async function createTaskOnce(
   api: SalesforceSession,
@@ -186,7 +188,12 @@ async function createTaskOnce(
   const found = since ? await findTask(api, step, fields.WhoId!, fields.Subject, since) : undefined;
   if (found !== undefined) return found;
   await book.save({ [pending]: since ?? new Date(deps.now() - SKEW_MS).toISOString() });
-  return createRecord(api, step, 'Task', fields);
+  try {
+    return await createRecord(api, step, 'Task', fields);
+  } catch (error) {
+    if (error instanceof CrmError && error.unsent) await book.save({ [pending]: undefined });
+    throw error;
+  }
 }
 
 /** A Task of this sync that an attempt whose answer was lost may have created. */
