@@ -32,6 +32,7 @@
  * folder: CPU profiles of the api and worker processes, pg_stat_statements' top statements in (c)).
  * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
  */
+import type { CrmKind } from '../src/connectors/crm/kinds.js';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -263,7 +264,7 @@ async function run(): Promise<number> {
       label: '(c)',
       events: EVENTS,
       hubspot,
-      crmBudgets: { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 },
+      crmBudgets: { HUBSPOT: 0, SALESFORCE: 0 },
       target: TARGET.eventsPerSecond,
       requests,
     };
@@ -304,7 +305,7 @@ async function run(): Promise<number> {
       label: string;
       events: number;
       hubspot: HubspotEmulator;
-      crmBudgets: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number } | undefined;
+      crmBudgets: Record<CrmKind, number> | undefined;
       target: number;
       requests: { path: string; body: string }[];
     },

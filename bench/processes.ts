@@ -2,6 +2,7 @@
  * What the benches that run the service as separate processes share: child processes (this bench's own
  * roles, or src/main.ts), the worker role, CPU per process group from /proc, and the load's bodies.
  */
+import type { CrmKind } from '../src/connectors/crm/kinds.js';
 import type { Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ export interface WorkerSpec {
   /** Where block lists are pushed (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL) and BLOCKLIST_REFRESH_MINUTES; unset: the vendors' APIs. */
   blocklists?: BlocklistConfig;
   /** The CRM budgets of connections that name none (HUBSPOT_REQUESTS_PER_10S, SALESFORCE_MAX_CONCURRENCY); unset: the defaults. */
-  crmBudgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
+  crmBudgets?: Record<CrmKind, number>;
 }
 
 /**

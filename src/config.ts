@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { CrmKind } from './connectors/crm/kinds.js';
 
 /**
  * Every environment variable the service reads, parsed and validated in one place.
@@ -30,8 +31,8 @@ export interface Config {
   rateLimits: { perIp: number; perAccount: number; outreach: number };
   hubspotBaseUrl: string;
   salesforceLoginUrl: string;
-  /** CRM request budgets of connections that name none (HUBSPOT_REQUESTS_PER_10S, SALESFORCE_MAX_CONCURRENCY). */
-  crmBudgets: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
+  /** Each CRM's request budget for connections that name none (its definition names the variable: src/connectors/crm/<kind>/definition.ts). */
+  crmBudgets: Record<CrmKind, number>;
   smartleadBaseUrl: string;
   instantlyBaseUrl: string;
   /** Minutes between a synced block list's incremental rounds. */
@@ -164,7 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
     hubspotBaseUrl: outside('HUBSPOT_BASE_URL', stripTrailingSlash(e.HUBSPOT_BASE_URL)),
     salesforceLoginUrl: outside('SALESFORCE_LOGIN_URL', stripTrailingSlash(e.SALESFORCE_LOGIN_URL)),
-    crmBudgets: { hubspotRequestsPer10s: e.HUBSPOT_REQUESTS_PER_10S, salesforceMaxConcurrency: e.SALESFORCE_MAX_CONCURRENCY },
+    crmBudgets: { HUBSPOT: e.HUBSPOT_REQUESTS_PER_10S, SALESFORCE: e.SALESFORCE_MAX_CONCURRENCY },
     smartleadBaseUrl: outside('SMARTLEAD_BASE_URL', stripTrailingSlash(e.SMARTLEAD_BASE_URL)),
     instantlyBaseUrl: outside('INSTANTLY_BASE_URL', stripTrailingSlash(e.INSTANTLY_BASE_URL)),
     blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,

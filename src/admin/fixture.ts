@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { CRM_KINDS } from '../connectors/crm/kinds.js';
+import { crmDefinition } from '../connectors/crm/registry.js';
+import { numericId } from '../connectors/crm/schema-fields.js';
 
 /**
  * The fixture format of ../shared/fixtures/README.md: what tests, benchmarks, demos and the first
@@ -103,43 +106,8 @@ const replyRelaySchema = z
   })
   .strict();
 
-/** A positive integer from 1 to `max`: zero, a fraction or a huge typo would stall or flood the CRM. */
-function boundedCount(max: number) {
-  const error = `must be an integer from 1 to ${max}`;
-  return z.number({ error }).int({ error }).min(1, { error }).max(max, { error });
-}
-
-/** A vendor's numeric id, written as a number or a string of digits; kept as the string. */
-function numericId(error: string) {
-  return z.preprocess((v) => (typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : v), z.string({ error }).regex(/^[1-9][0-9]{0,18}$/, { error }));
-}
-
-/**
- * The keys of both CRMs; which of them a connection takes is checked against its `crm` once the
- * whole fixture has parsed ({@link checkCrmShape}), so that each mistake gets one plain message.
- */
-const crmRateLimitSchema = z
-  .object({
-    // HubSpot's highest published burst limit (the API Limit Increase pack) is 250 requests per 10 s.
-    requestsPer10s: boundedCount(250).optional(),
-    // A production Salesforce org runs at most 25 long-running API requests at once and refuses the rest.
-    maxConcurrency: boundedCount(25).optional(),
-  })
-  .strict();
-
-const SALESFORCE_OPT_OUT_FIELD = 'HasOptedOutOfEmail';
-
-const crmSourceSchema = z
-  .object({
-    listId: numericId('must be a HubSpot list id (digits)').optional(),
-    object: z.enum(['Contact', 'Lead', 'Account'], { error: 'must be Contact, Lead or Account' }).optional(),
-    // Named in SOQL later, where it cannot be a bind variable: only an API name can get through.
-    field: z
-      .string({ error: 'must be the API name of a checkbox field' })
-      .regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, { error: 'must be the API name of a checkbox field (letters, digits and _)' })
-      .optional(),
-  })
-  .strict();
+/** A CRM-specific object (`crmRateLimit`, `crmSource`): its keys depend on the connection's CRM, checked once the whole fixture has parsed ({@link parseCrmShapes}). */
+const crmObject = z.record(z.string(), z.unknown(), { error: 'must be an object' });
 
 const sequencerSchema = z
   .object({
@@ -162,7 +130,7 @@ const blocklistSchema = z
     status: z.enum(['CREATED', 'FETCHING', 'SYNCING', 'SYNCED', 'SYNCING_NEW_CONTACTS']).default('CREATED'),
     isEnabled: z.boolean().default(true),
     hasCrmSource: z.boolean().default(true),
-    crmSource: crmSourceSchema.optional(),
+    crmSource: crmObject.optional(),
     sequencer: sequencerSchema.optional(),
     entries: z.array(z.string().min(1)).default([]),
     createdAt: optionalDate,
@@ -181,27 +149,13 @@ const connectionSchema = z
     deleted: z.boolean().default(false),
     createdAt: optionalDate,
     credentials: z.record(z.string(), z.unknown()).optional(),
-    crmRateLimit: crmRateLimitSchema.optional(),
+    crmRateLimit: crmObject.optional(),
     sources: z.array(sourceSchema).default([]),
     destinations: z.array(destinationSchema).default([]),
     replyRelays: z.array(replyRelaySchema).default([]),
     blocklists: z.array(blocklistSchema).default([]),
   })
-  .strict()
-  // Salesforce's Contact and Lead have a standard opt-out checkbox; Account has none, so its field stays
-  // required. Defaulted here, where the CRM is known, so that no other CRM's source gains a `field`.
-  .transform((connection) =>
-    connection.crm !== 'SALESFORCE'
-      ? connection
-      : {
-          ...connection,
-          blocklists: connection.blocklists.map((list) =>
-            list.crmSource?.object === undefined || list.crmSource.object === 'Account' || list.crmSource.field !== undefined
-              ? list
-              : { ...list, crmSource: { ...list.crmSource, field: SALESFORCE_OPT_OUT_FIELD } },
-          ),
-        },
-  );
+  .strict();
 
 const apiKeySchema = z
   .object({
@@ -288,12 +242,24 @@ export function parseFixture(input: unknown): Fixture {
   if (!parsed.success) {
     throw new FixtureError(parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`));
   }
-  const problems = checkReferences(parsed.data);
+  const problems: string[] = [];
+  const fixture = {
+    ...parsed.data,
+    accounts: parsed.data.accounts.map((account, a) => ({
+      ...account,
+      connections: account.connections.map((connection, c) => {
+        const shaped = parseCrmShapes(connection, `accounts[${a}].connections[${c}]`);
+        problems.push(...shaped.problems);
+        return shaped.connection;
+      }),
+    })),
+  };
+  problems.push(...checkReferences(fixture));
   if (problems.length > 0) throw new FixtureError(problems);
-  return parsed.data;
+  return fixture;
 }
 
-/** Refs are unique within the fixture; bindings, relays and key connections point inside their owner; CRM- and platform-specific objects fit their owner. */
+/** Refs are unique within the fixture; bindings, relays and key connections point inside their owner; a block list's sequencer fits its platform. */
 function checkReferences(fixture: Fixture): string[] {
   const problems: string[] = [];
   const seen = new Map<string, string>();
@@ -317,8 +283,6 @@ function checkReferences(fixture: Fixture): string[] {
     account.connections.forEach((connection, c) => {
       const at = `${accountAt}.connections[${c}]`;
       claim(connection.ref, at);
-      problems.push(...checkCredentials(connection.crm, connection.credentials, `${at}.credentials`));
-      if (connection.crmRateLimit) problems.push(...checkCrmShape(connection.crm, 'rateLimit', connection.crmRateLimit, `${at}.crmRateLimit`));
       if (connection.ref) connectionRefs.add(connection.ref);
       const destinationRefs = new Set(connection.destinations.map((d) => d.ref).filter(isDefined));
       const relayRefs = new Set(connection.replyRelays.map((r) => r.ref).filter(isDefined));
@@ -326,7 +290,7 @@ function checkReferences(fixture: Fixture): string[] {
       connection.replyRelays.forEach((r, i) => claim(r.ref, `${at}.replyRelays[${i}]`));
       connection.blocklists.forEach((b, i) => {
         claim(b.ref, `${at}.blocklists[${i}]`);
-        problems.push(...checkBlocklist(connection.crm, b, `${at}.blocklists[${i}]`));
+        problems.push(...checkSequencer(b, `${at}.blocklists[${i}]`));
       });
       connection.sources.forEach((source, s) => {
         const sourceAt = `${at}.sources[${s}]`;
@@ -371,33 +335,74 @@ function checkReferences(fixture: Fixture): string[] {
   return problems;
 }
 
-/** The credential shapes the connectors need: HubSpot `{accessToken, refreshToken?, clientId?, clientSecret?, expiresAt?}`, Salesforce `{instanceUrl, accessToken, refreshToken?, clientId?, clientSecret?}`. */
-function checkCredentials(crm: string, credentials: Record<string, unknown> | undefined, at: string): string[] {
-  const shape = CREDENTIALS[crm];
-  if (!shape || credentials === undefined) return [];
-  const parsed = shape.safeParse(credentials);
-  return parsed.success ? [] : parsed.error.issues.map((issue) => `${formatPath([at, ...issue.path])}: ${issue.message}`);
+/**
+ * Checks a connection's CRM-specific objects (credentials, `crmRateLimit`, its block lists' `crmSource`)
+ * against its CRM's definition (src/connectors/crm/<crm>/definition.ts), the schemas the connectors read,
+ * and returns them parsed: ids as strings, Salesforce's default opt-out checkbox filled in.
+ */
+function parseCrmShapes(connection: FixtureConnection, connectionAt: string): { connection: FixtureConnection; problems: string[] } {
+  const problems: string[] = [];
+  const report = (path: PropertyKey[], message: string) => problems.push(`${formatPath([connectionAt, ...path])}: ${message}`);
+  const definition = crmDefinition(connection.crm);
+  if (!definition) {
+    if (connection.crmRateLimit) report(['crmRateLimit'], `is only supported on ${SUPPORTED_CRMS} connections`);
+    connection.blocklists.forEach((list, i) => {
+      if (!list.hasCrmSource) return;
+      if (list.crmSource) report(['blocklists', i, 'crmSource'], `is only supported on ${SUPPORTED_CRMS} connections`);
+      else report(['blocklists', i, 'hasCrmSource'], `CRM sources are only supported on ${SUPPORTED_CRMS} connections (set hasCrmSource to false)`);
+    });
+    return { connection, problems };
+  }
+  const owner = `a ${definition.kind} connection`;
+  const credentials = connection.credentials && parseWith(definition.credentials.strict(), connection.credentials, ['credentials'], report);
+  const crmRateLimit = connection.crmRateLimit && parseShaped(connection.crmRateLimit, definition.rateLimit, owner, ['crmRateLimit'], report);
+  const blocklists = connection.blocklists.map((list, i) => {
+    const at = ['blocklists', i, 'crmSource'];
+    if (!list.hasCrmSource) {
+      if (list.crmSource) report(at, 'is only allowed when hasCrmSource is true');
+      return list;
+    }
+    if (!list.crmSource) {
+      report(at, `is required when hasCrmSource is true (${owner} takes ${formatShape(definition.crmSource.keys)})`);
+      return list;
+    }
+    const rules = definition.crmSource;
+    const source = parseShaped(list.crmSource, rules, owner, at, report);
+    if (source === undefined) return list;
+    const problems = rules.problems?.(source, list.blockType) ?? [];
+    problems.forEach(({ key, message }) => report([...at, key], message));
+    return { ...list, crmSource: rules.complete?.(source) ?? source };
+  });
+  return { connection: { ...connection, blocklists, ...(credentials && { credentials }), ...(crmRateLimit && { crmRateLimit }) }, problems };
 }
 
-const secret = z.string({ error: 'is required (a string)' }).min(1, { error: 'must not be empty' });
-// What the connectors read (src/connectors/crm): the OAuth app's id and secret are needed to refresh.
-const oauthApp = { refreshToken: secret.optional(), clientId: secret.optional(), clientSecret: secret.optional() };
-const CREDENTIALS: Record<string, z.ZodType> = {
-  HUBSPOT: z
-    .object({ accessToken: secret, ...oauthApp, expiresAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).optional() })
-    .strict(),
-  SALESFORCE: z.object({ instanceUrl: z.url({ protocol: /^https?$/, error: 'must be the org instance URL' }), accessToken: secret, ...oauthApp }).strict(),
-};
+type Report = (path: PropertyKey[], message: string) => void;
+
+/** A CRM object with its keys checked first ({@link checkShape}: one plain message names the right keys), then its values. */
+function parseShaped(
+  value: Record<string, unknown>,
+  rules: { schema: z.ZodType<Record<string, unknown>>; keys: Shape },
+  owner: string,
+  at: PropertyKey[],
+  report: Report,
+) {
+  const problems = checkShape(value, rules.keys, owner);
+  problems.forEach(({ key, message }) => report(key === undefined ? at : [...at, key], message));
+  return problems.length > 0 ? undefined : parseWith(rules.schema, value, at, report);
+}
+
+/** The value parsed, or undefined with each issue reported at its path. */
+function parseWith(schema: z.ZodType<Record<string, unknown>>, value: unknown, at: PropertyKey[], report: Report) {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  parsed.error.issues.forEach((issue) => report([...at, ...issue.path], issue.message));
+  return undefined;
+}
+
+const SUPPORTED_CRMS = new Intl.ListFormat('en', { type: 'conjunction' }).format(CRM_KINDS);
 
 /** The keys an object takes (`?` marks an optional one), as the README writes them: `{object, field?}`. */
 type Shape = readonly string[];
-
-/** What each CRM takes in its connection's `crmRateLimit` and its block lists' `crmSource`; other CRMs take neither. */
-const CRM_SHAPES: ReadonlyMap<string, { rateLimit: Shape; crmSource: Shape }> = new Map([
-  ['HUBSPOT', { rateLimit: ['requestsPer10s'], crmSource: ['listId'] }],
-  // `field` is optional only for Contact and Lead (connectionSchema fills it in); see checkCrmSource.
-  ['SALESFORCE', { rateLimit: ['maxConcurrency'], crmSource: ['object', 'field?'] }],
-]);
 
 /** The sequencers block lists can be pushed to, and what each takes in `sequencer` (a Map: platform names are free text). */
 const SEQUENCER_SHAPES: ReadonlyMap<string, Shape> = new Map([
@@ -405,54 +410,25 @@ const SEQUENCER_SHAPES: ReadonlyMap<string, Shape> = new Map([
   ['instantly', ['apiKey']],
 ]);
 
-const SUPPORTED_CRMS = [...CRM_SHAPES.keys()].join(' and ');
-
-/** Checks a CRM-specific object against the shape of the connection's CRM. */
-function checkCrmShape(crm: string, kind: 'rateLimit' | 'crmSource', value: object, at: string): string[] {
-  const shapes = CRM_SHAPES.get(crm);
-  if (!shapes) return [`${at}: is only supported on ${SUPPORTED_CRMS} connections`];
-  return checkShape(value, shapes[kind], `a ${crm} connection`, at);
-}
-
 /** One message when keys of another shape are present (it names the right shape), else one per missing key. */
-function checkShape(value: object, shape: Shape, owner: string, at: string): string[] {
+function checkShape(value: object, shape: Shape, owner: string): Array<{ key?: string; message: string }> {
   const allowed = shape.map((key) => key.replace(/\?$/, ''));
   const present = Object.entries(value)
     .filter(([, v]) => v !== undefined)
     .map(([key]) => key);
   const foreign = present.filter((key) => !allowed.includes(key));
-  if (foreign.length > 0) return [`${at}: ${owner} takes ${formatShape(shape)}, not ${formatShape(foreign)}`];
-  return shape.filter((key) => !key.endsWith('?') && !present.includes(key)).map((key) => `${at}.${key}: is required`);
+  if (foreign.length > 0) return [{ message: `${owner} takes ${formatShape(shape)}, not ${formatShape(foreign)}` }];
+  return shape.filter((key) => !key.endsWith('?') && !present.includes(key)).map((key) => ({ key, message: 'is required' }));
 }
 
-/** A block list's `crmSource` against its connection's CRM and its own blockType; its `sequencer` against its platform. */
-function checkBlocklist(crm: string, blocklist: FixtureBlocklist, at: string): string[] {
-  const problems = checkCrmSource(crm, blocklist, at);
-  if (blocklist.sequencer) {
-    const shape = SEQUENCER_SHAPES.get(blocklist.platform);
-    problems.push(
-      ...(shape
-        ? checkShape(blocklist.sequencer, shape, `the ${blocklist.platform} sequencer`, `${at}.sequencer`)
-        : [`${at}.sequencer: block lists are pushed only to ${[...SEQUENCER_SHAPES.keys()].join(' and ')}, not ${blocklist.platform}`]),
-    );
-  }
-  return problems;
-}
-
-/** `crmSource` exactly when `hasCrmSource`, shaped for the CRM; Salesforce Accounts need a field and hold no Email. */
-function checkCrmSource(crm: string, { hasCrmSource, crmSource, blockType }: FixtureBlocklist, at: string): string[] {
-  if (!hasCrmSource) return crmSource ? [`${at}.crmSource: is only allowed when hasCrmSource is true`] : [];
-  if (!crmSource) {
-    const shapes = CRM_SHAPES.get(crm);
-    return shapes
-      ? [`${at}.crmSource: is required when hasCrmSource is true (a ${crm} connection takes ${formatShape(shapes.crmSource)})`]
-      : [`${at}.hasCrmSource: CRM sources are only supported on ${SUPPORTED_CRMS} connections (set hasCrmSource to false)`];
-  }
-  const problems = checkCrmShape(crm, 'crmSource', crmSource, `${at}.crmSource`);
-  if (problems.length > 0 || crmSource.object !== 'Account') return problems;
-  if (crmSource.field === undefined) problems.push(`${at}.crmSource.field: is required for Account (it has no standard opt-out checkbox)`);
-  if (blockType === 'ADDRESS') problems.push(`${at}.crmSource.object: an ADDRESS list reads Email, which Account does not have (use Contact or Lead)`);
-  return problems;
+/** A block list's `sequencer` against its platform. */
+function checkSequencer({ sequencer, platform }: FixtureBlocklist, at: string): string[] {
+  if (!sequencer) return [];
+  const shape = SEQUENCER_SHAPES.get(platform);
+  if (!shape) return [`${at}.sequencer: block lists are pushed only to ${[...SEQUENCER_SHAPES.keys()].join(' and ')}, not ${platform}`];
+  return checkShape(sequencer, shape, `the ${platform} sequencer`).map(
+    ({ key, message }) => `${at}.sequencer${key === undefined ? '' : `.${key}`}: ${message}`,
+  );
 }
 
 /** `['object', 'field?']` → `{object, field?}`. */

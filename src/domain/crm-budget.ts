@@ -4,39 +4,29 @@
  * PostgreSQL (src/db/crm-budget-store.ts); these rules are pure.
  */
 
-/** HubSpot: requests per rolling window; Salesforce: requests in flight at once. */
+/** Requests per rolling window (HubSpot), or requests in flight at once (Salesforce). */
 export type CrmBudget = { kind: 'window'; requests: number; windowMs: number } | { kind: 'concurrency'; max: number };
 
-/** The budgets when neither the connection nor the environment names one. */
-const DEFAULT_BUDGETS = { hubspotRequestsPer10s: 100, salesforceMaxConcurrency: 10 } as const;
-
 /**
- * HubSpot's rolling window is 10 s; ours counts a slot a quarter second longer, for the time between
- * taking a slot and the request reaching HubSpot (else the last request of a full window can land in
- * HubSpot's next-to-last millisecond and meet a 429).
+ * How a CRM limits a connection's requests (each CRM's definition names its own,
+ * src/connectors/crm/<kind>/definition.ts): the kind of budget, and the key of a connection's
+ * `crmRateLimit` that sets its own.
  */
-const HUBSPOT_WINDOW_MS = 10_250;
+export type BudgetRule = { kind: 'window'; windowMs: number; overrideKey: string } | { kind: 'concurrency'; overrideKey: string };
 
 /** A lease older than this is a process that died holding it: it no longer counts. */
 export const LEASE_EXPIRY_MS = 120_000;
 
 /**
- * The budget of a connection: its own `crmRateLimit` (`{requestsPer10s}` for HubSpot, `{maxConcurrency}`
- * for Salesforce, as the fixture format says) over the environment's defaults for all connections; null
- * when it has none (an environment default of 0: a CRM without limits, a benchmark of our own speed).
+ * The budget of a connection: its own `crmRateLimit` (the rule's key, as the fixture format says) over the
+ * environment's value for every connection of the CRM (`fallback`); null when neither names one (an
+ * environment value of 0: a CRM without limits, a benchmark of our own speed).
  */
-export function budgetFor(
-  crm: string,
-  override: unknown,
-  defaults: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number } = DEFAULT_BUDGETS,
-): CrmBudget | null {
-  const own = override !== null && typeof override === 'object' ? (override as Record<string, unknown>) : {};
-  if (crm.toUpperCase() === 'SALESFORCE') {
-    const max = positive(own.maxConcurrency) ?? defaults.salesforceMaxConcurrency;
-    return max > 0 ? { kind: 'concurrency', max } : null;
-  }
-  const requests = positive(own.requestsPer10s) ?? defaults.hubspotRequestsPer10s;
-  return requests > 0 ? { kind: 'window', requests, windowMs: HUBSPOT_WINDOW_MS } : null;
+export function budgetFor(rule: BudgetRule, override: unknown, fallback: number): CrmBudget | null {
+  const own = override !== null && typeof override === 'object' ? (override as Record<string, unknown>)[rule.overrideKey] : undefined;
+  const size = positive(own) ?? fallback;
+  if (size <= 0) return null;
+  return rule.kind === 'window' ? { kind: 'window', requests: size, windowMs: rule.windowMs } : { kind: 'concurrency', max: size };
 }
 
 /** What the store keeps per connection: recent request times (window), leases held (concurrency), a pause. */

@@ -1,4 +1,5 @@
 import type { CrmConfig } from '../connectors/crm/index.js';
+import { crmDefinition } from '../connectors/crm/registry.js';
 import type { GateConfig } from '../connectors/crm/gate.js';
 import type { CrmBudgetStore } from '../db/crm-budget-store.js';
 import { budgetFor } from '../domain/crm-budget.js';
@@ -15,7 +16,9 @@ export function connectionCrmConfig(
   connection: { connectionId: number; organizationId: string | null; crm: string; crmRateLimit: unknown },
   gate: Pick<GateConfig, 'maxWaitMs' | 'announceRefusals'> = {},
 ): CrmConfig {
-  const budget = budgetFor(connection.crm, connection.crmRateLimit, env.crm.budgets);
   const config = { ...env.crm, connection: { id: connection.connectionId, organizationId: connection.organizationId } };
+  const definition = crmDefinition(connection.crm);
+  if (!definition) return config;
+  const budget = budgetFor(definition.budget, connection.crmRateLimit, env.crm.budgets?.[definition.kind] ?? definition.budget.default);
   return budget ? { ...config, gate: { store: budgets, connectionId: connection.connectionId, budget, ...gate } } : config;
 }

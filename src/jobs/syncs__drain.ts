@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crmConnector, CrmError, SUPPORTED_CRMS, type CrmConnector, type CrmEvent, type CrmOutcome, type CrmState } from '../connectors/crm/index.js';
+import { crmConnector, CrmError, crmKindOf, type CrmConnector, type CrmEvent, type CrmOutcome, type CrmState } from '../connectors/crm/index.js';
 import { Lockstep } from '../connectors/crm/lockstep.js';
 import type { InboundEvent } from '../connectors/sequencers/event.js';
 import { CrmBudgetStore } from '../db/crm-budget-store.js';
@@ -276,7 +276,7 @@ async function runSync(
 /** Why this pipeline cannot write at all, before any CRM call. */
 function blocker(context: SyncContext): { error: Record<string, unknown>; failure: FailureReason } | null {
   if (context.connectionDeleted || !context.syncEnabled) return { error: { message: 'Sync is not enabled for this connection' }, failure: 'sync_disabled' };
-  if (!(SUPPORTED_CRMS as readonly string[]).includes(context.crm.toUpperCase())) {
+  if (crmKindOf(context.crm) === undefined) {
     return { error: { message: `Writing to ${context.crm} is not supported` }, failure: 'crm_not_supported' };
   }
   if (!context.credentialsEncrypted) return { error: { message: 'The connection holds no CRM credentials: reconnect the CRM' }, failure: 'crm_not_connected' };

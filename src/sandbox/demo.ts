@@ -4,6 +4,8 @@
  * product works on first start without an account anywhere. Pure.
  */
 
+import { crmKindOf, unreachable } from '../connectors/crm/kinds.js';
+
 /** The credentials the sandbox's systems accept; the demo's connections and block lists are given them. */
 export const SANDBOX_CREDENTIALS = {
   // With the client's id and secret, a 401 forced from the sandbox page is met by an OAuth refresh, as in production.
@@ -69,9 +71,16 @@ export function sandboxFixture(fixture: unknown, sandboxUrl: string): unknown {
 }
 
 function crmCredentials(connection: Json, sandboxUrl: string): Json {
-  if (connection.crm === 'HUBSPOT') return { credentials: SANDBOX_CREDENTIALS.hubspot[0] };
-  if (connection.crm === 'SALESFORCE') return { credentials: { instanceUrl: `${sandboxUrl}/salesforce-instance`, ...SANDBOX_CREDENTIALS.salesforce } };
-  return {};
+  const kind = typeof connection.crm === 'string' ? crmKindOf(connection.crm) : undefined;
+  if (kind === undefined) return {};
+  switch (kind) {
+    case 'HUBSPOT':
+      return { credentials: SANDBOX_CREDENTIALS.hubspot[0] };
+    case 'SALESFORCE':
+      return { credentials: { instanceUrl: `${sandboxUrl}/salesforce-instance`, ...SANDBOX_CREDENTIALS.salesforce } };
+    default:
+      return unreachable(kind);
+  }
 }
 
 function sequencerAccount(platform: unknown): Json {

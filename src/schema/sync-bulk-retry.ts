@@ -1,4 +1,4 @@
-import { SUPPORTED_CRMS } from '../connectors/crm/index.js';
+import { CRM_KINDS } from '../connectors/crm/index.js';
 import { join, sql, type Sql } from '../db/sql.js';
 import { queueBulkRetrySql } from '../jobs/syncs__bulk_retry.js';
 import { builder } from './builder.js';
@@ -155,7 +155,7 @@ async function matchingSyncs(
     sql`s.created_at >= ${window.from}`,
     sql`s.created_at <= ${window.to}`,
     sql`s.status = 'error'`,
-    sql`upper(c.crm) = ANY(${[...SUPPORTED_CRMS]}::text[])`,
+    sql`upper(c.crm) = ANY(${[...CRM_KINDS]}::text[])`,
     sql`c.deleted_at IS NULL`,
     sql`EXISTS (SELECT 1 FROM requests r WHERE r.id = s.request_id)`,
     sql`NOT EXISTS (SELECT 1 FROM bulk_retry_items i WHERE i.sync_id = s.id AND (i.queued_at IS NULL OR s.updated_at <= i.queued_at))`,

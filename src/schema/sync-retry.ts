@@ -1,4 +1,4 @@
-import { SUPPORTED_CRMS } from '../connectors/crm/index.js';
+import { CRM_KINDS } from '../connectors/crm/index.js';
 import { sql } from '../db/sql.js';
 import { queueDrainsSql, retriesSql } from '../jobs/syncs__drain.js';
 import { builder } from './builder.js';
@@ -38,7 +38,7 @@ builder.mutationField('retrySync', (t) =>
         ),
         eligible AS (
           SELECT * FROM target
-           WHERE status = 'error' AND upper(crm) = ANY(${[...SUPPORTED_CRMS]}::text[]) AND deleted_at IS NULL AND request IS NOT NULL
+           WHERE status = 'error' AND upper(crm) = ANY(${[...CRM_KINDS]}::text[]) AND deleted_at IS NULL AND request IS NOT NULL
         ),
         queued AS (${retriesSql(sql`eligible`)}),
         drained AS (SELECT (${queueDrainsSql(sql`queued`)}) AS n)

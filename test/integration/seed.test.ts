@@ -273,10 +273,10 @@ describe('seedFixture with an invalid fixture', () => {
     expect(error.problems).toEqual([
       'accounts[0].connections[0].crmRateLimit: a HUBSPOT connection takes {requestsPer10s}, not {maxConcurrency}',
       'accounts[0].connections[0].blocklists[1].crmSource: is required when hasCrmSource is true (a HUBSPOT connection takes {listId})',
-      'accounts[0].connections[0].sources[0].destinations[0].destination: "nope" is not a destination of this connection',
-      'accounts[0].connections[0].sources[0].replyRelay: "nobody" is not a reply relay of this connection',
       'accounts[1].connections[0].credentials.accessToken: is required (a string)',
       'accounts[1].connections[0].credentials: Unrecognized key: "token"',
+      'accounts[0].connections[0].sources[0].destinations[0].destination: "nope" is not a destination of this connection',
+      'accounts[0].connections[0].sources[0].replyRelay: "nobody" is not a reply relay of this connection',
       'accounts[1].apiKeys[0].connection: "acme-hubspot" is not a connection of this account',
     ]);
   });

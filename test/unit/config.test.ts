@@ -44,7 +44,7 @@ const DEFAULTS: Config = {
   // The embedded database's default: the sandbox stands in for every outside system.
   hubspotBaseUrl: 'http://localhost:3000/sandbox/hubspot',
   salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce/login',
-  crmBudgets: { hubspotRequestsPer10s: 100, salesforceMaxConcurrency: 10 },
+  crmBudgets: { HUBSPOT: 100, SALESFORCE: 10 },
   smartleadBaseUrl: 'http://localhost:3000/sandbox/smartlead',
   instantlyBaseUrl: 'http://localhost:3000/sandbox/instantly',
   blocklistRefreshMinutes: 60,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CRMS } from '../../src/connectors/crm/registry.js';
 import {
   budgetFor,
   LEASE_EXPIRY_MS,
@@ -14,16 +15,24 @@ const window = { kind: 'window', requests: 3, windowMs: 10_000 } as const;
 const state = (hits: number[] = [], leases: number[] = [], pausedUntilMs: number | null = null) => ({ hits, leases, pausedUntilMs });
 
 describe('budgetFor', () => {
-  it("takes the connection's own limit, else the environment's, per CRM", () => {
-    expect(budgetFor('HUBSPOT', { requestsPer10s: 190 })).toEqual({ kind: 'window', requests: 190, windowMs: 10_250 });
-    expect(budgetFor('hubspot', null)).toEqual({ kind: 'window', requests: 100, windowMs: 10_250 });
-    expect(budgetFor('HUBSPOT', {}, { hubspotRequestsPer10s: 150, salesforceMaxConcurrency: 4 })).toEqual({ kind: 'window', requests: 150, windowMs: 10_250 });
-    expect(budgetFor('SALESFORCE', { maxConcurrency: 3 })).toEqual({ kind: 'concurrency', max: 3 });
-    expect(budgetFor('SALESFORCE', { maxConcurrency: -1 })).toEqual({ kind: 'concurrency', max: 10 });
-    // An environment default of 0: no budget for connections that name none.
-    expect(budgetFor('HUBSPOT', null, { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 })).toBeNull();
-    expect(budgetFor('SALESFORCE', {}, { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 })).toBeNull();
-    expect(budgetFor('HUBSPOT', { requestsPer10s: 50 }, { hubspotRequestsPer10s: 0, salesforceMaxConcurrency: 0 })).toMatchObject({ requests: 50 });
+  const window = { kind: 'window', windowMs: 10_250, overrideKey: 'requestsPer10s' } as const;
+  const concurrency = { kind: 'concurrency', overrideKey: 'maxConcurrency' } as const;
+
+  it("takes the connection's own limit, else the one for every connection", () => {
+    expect(budgetFor(window, { requestsPer10s: 190 }, 100)).toEqual({ kind: 'window', requests: 190, windowMs: 10_250 });
+    expect(budgetFor(window, null, 100)).toEqual({ kind: 'window', requests: 100, windowMs: 10_250 });
+    expect(budgetFor(window, { maxConcurrency: 3 }, 150)).toEqual({ kind: 'window', requests: 150, windowMs: 10_250 });
+    expect(budgetFor(concurrency, { maxConcurrency: 3 }, 10)).toEqual({ kind: 'concurrency', max: 3 });
+    expect(budgetFor(concurrency, { maxConcurrency: -1 }, 10)).toEqual({ kind: 'concurrency', max: 10 });
+    // A budget of 0 for every connection: none for those that name none.
+    expect(budgetFor(window, null, 0)).toBeNull();
+    expect(budgetFor(concurrency, {}, 0)).toBeNull();
+    expect(budgetFor(window, { requestsPer10s: 50 }, 0)).toMatchObject({ requests: 50 });
+  });
+
+  it("is each CRM's own, from its definition", () => {
+    expect(budgetFor(CRMS.HUBSPOT.budget, null, CRMS.HUBSPOT.budget.default)).toEqual({ kind: 'window', requests: 100, windowMs: 10_250 });
+    expect(budgetFor(CRMS.SALESFORCE.budget, null, CRMS.SALESFORCE.budget.default)).toEqual({ kind: 'concurrency', max: 10 });
   });
 });
 

@@ -1,11 +1,12 @@
 import { createHttpClient, type HttpClient, type RetryPolicy } from '../http/client.js';
 import { gatedHttp, type GateConfig } from './gate.js';
-import { hubspotConnector, hubspotCredentials } from './hubspot/index.js';
-import { DEFAULT_SALESFORCE_API_VERSION, salesforceConnector, salesforceCredentials } from './salesforce/index.js';
 import { CrmError } from './errors.js';
+import type { CrmKind } from './kinds.js';
+import { crmDefinition } from './registry.js';
 import type { CrmConnector } from './types.js';
 
 export { CrmError } from './errors.js';
+export { CRM_KINDS, crmKindOf } from './kinds.js';
 export type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmState, SourceOptions } from './types.js';
 
 /** What the connectors take from the service configuration (src/config.ts), plus test knobs. */
@@ -25,8 +26,8 @@ export interface CrmConfig {
   timeoutMs?: number;
   salesforceApiVersion?: string;
   now?: () => number;
-  /** HUBSPOT_REQUESTS_PER_10S and SALESFORCE_MAX_CONCURRENCY: the budgets of connections that name none. */
-  budgets?: { hubspotRequestsPer10s: number; salesforceMaxConcurrency: number };
+  /** Each CRM's budget for the connections that name none of their own (its definition's environment variable); 0: none; absent: its default. */
+  budgets?: Readonly<Record<CrmKind, number>>;
   /** The connection's shared request budget: every call takes a slot of it (src/connectors/crm/gate.ts). */
   gate?: GateConfig;
   /**
@@ -35,9 +36,6 @@ export interface CrmConfig {
    */
   connection?: { id: number; organizationId: string | null };
 }
-
-/** CRM kinds with a connector (Connection.crm, uppercase). */
-export const SUPPORTED_CRMS = ['HUBSPOT', 'SALESFORCE'] as const;
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 500, maxDelayMs: 8_000 };
 const DEFAULT_RETRY_BUDGET_MS = 25_000;
@@ -57,15 +55,15 @@ const sharedClients = new Map<string, HttpClient>();
  * @throws CrmError('auth') when the credentials do not have the CRM's shape (no value is echoed).
  */
 export function crmConnector(crm: string, credentials: unknown, config: CrmConfig): CrmConnector | undefined {
-  const kind = crm.toUpperCase();
-  if (kind !== 'HUBSPOT' && kind !== 'SALESFORCE') return undefined;
+  const definition = crmDefinition(crm);
+  if (!definition) return undefined;
   const shared = `${config.outboundAllowPrivate}:${config.sandboxOrigin ?? ''}`;
   let http = config.http ?? sharedClients.get(shared);
   if (!http) {
     http = createHttpClient({ allowPrivate: config.outboundAllowPrivate, userAgent: 'pipeline-sync-service', trustedOrigin: config.sandboxOrigin });
     sharedClients.set(shared, http);
   }
-  if (config.gate) http = gatedHttp(http, { ...config.gate, crmName: kind === 'HUBSPOT' ? 'HubSpot' : 'Salesforce' });
+  if (config.gate) http = gatedHttp(http, { ...config.gate, crmName: definition.name });
   const deps = {
     http,
     retry: { ...DEFAULT_RETRY, ...config.retry },
@@ -76,18 +74,9 @@ export function crmConnector(crm: string, credentials: unknown, config: CrmConfi
     shareGatherMs: config.gate ? SHARE_GATHER_MS : 0,
     ...(config.connection ? { memoryKey: `connection:${config.connection.id}:${config.connection.organizationId ?? ''}` } : {}),
   };
-  if (kind === 'HUBSPOT') {
-    const parsed = hubspotCredentials.safeParse(credentials);
-    if (!parsed.success) throw badCredentials('HubSpot', parsed.error.issues);
-    return hubspotConnector(parsed.data, config.hubspotBaseUrl.replace(/\/+$/, ''), deps);
-  }
-  const parsed = salesforceCredentials.safeParse(credentials);
-  if (!parsed.success) throw badCredentials('Salesforce', parsed.error.issues);
-  return salesforceConnector(
-    parsed.data,
-    { loginUrl: config.salesforceLoginUrl.replace(/\/+$/, ''), apiVersion: config.salesforceApiVersion ?? DEFAULT_SALESFORCE_API_VERSION },
-    deps,
-  );
+  const parsed = definition.credentials.safeParse(credentials);
+  if (!parsed.success) throw badCredentials(definition.name, parsed.error.issues);
+  return definition.connect(parsed.data, config, deps);
 }
 
 /** Names the bad fields only: issue messages could quote a value. */

@@ -1,12 +1,15 @@
 import { z } from 'zod';
+import { oauthApp, secret } from '../schema-fields.js';
 
-/** Decrypted connection credentials. `clientId`/`clientSecret` are needed to refresh OAuth tokens. */
-export const hubspotCredentials = z.looseObject({
-  accessToken: z.string().min(1),
-  refreshToken: z.string().min(1).optional(),
-  clientId: z.string().min(1).optional(),
-  clientSecret: z.string().min(1).optional(),
-  /** ISO time the access token expires (OAuth tokens live 30 minutes; private-app tokens never expire). */
-  expiresAt: z.string().optional(),
+/**
+ * A HubSpot connection's decrypted credentials: the one schema the fixture, the admin CLI and the
+ * connector check (the fixture and the CLI refuse unknown keys; the connector ignores them, so that a
+ * stored field it does not know never stops a pipeline). `clientId`/`clientSecret` are needed to refresh OAuth tokens; `expiresAt` is when the
+ * access token expires (OAuth tokens live 30 minutes; private-app tokens never expire).
+ */
+export const hubspotCredentials = z.object({
+  accessToken: secret,
+  ...oauthApp,
+  expiresAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).optional(),
 });
 export type HubspotCredentials = z.infer<typeof hubspotCredentials>;

@@ -14,7 +14,6 @@ import { ownerIdFor } from './owners.js';
 import { activityProperties, isEmailEngagement, taskProperties } from './properties.js';
 import { HubspotSession } from './session.js';
 
-export { hubspotCredentials } from './credentials.js';
 export { CONTACT_UPSERTS } from './contacts.js';
 export { ENGAGEMENT_CREATES } from './engagements.js';
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { numericId } from '../schema-fields.js';
 import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import type { ListRead } from '../types.js';
 
-/** A HubSpot block list source: the list's id (as the fixture format says). */
-const hubspotListSource = z.object({ listId: z.union([z.string().regex(/^\d+$/), z.number().int().positive()]) });
+/** A HubSpot block list source (the fixture format): the list's id. */
+export const hubspotListSource = z.object({ listId: numericId('must be a HubSpot list id (digits)') }).strict();
 
 /** HubSpot's documented page size for memberships, and its batch read's limit. */
 const MEMBERSHIPS_PER_PAGE = 250;

@@ -13,8 +13,6 @@ import { activeUserId, findPersonByEmail, rememberPerson } from './lookups.js';
 import type { KnownPerson } from './memory.js';
 import { SalesforceSession, soqlString, type SalesforceOptions } from './session.js';
 
-export { salesforceCredentials } from './credentials.js';
-export { DEFAULT_SALESFORCE_API_VERSION } from './session.js';
 
 /**
  * Salesforce REST (facts in shared/docs/crm-apis.md): find the person as a Contact, then as an

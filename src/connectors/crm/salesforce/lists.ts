@@ -6,13 +6,16 @@ import type { ListRead } from '../types.js';
  * A Salesforce block list source (the fixture format): records of `object` whose checkbox `field` is
  * true, `HasOptedOutOfEmail` by default for Contact and Lead (Account names its own).
  */
-const salesforceListSource = z.object({
-  object: z.enum(['Contact', 'Lead', 'Account']),
-  field: z
-    .string()
-    .regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/)
-    .optional(),
-});
+export const salesforceListSource = z
+  .object({
+    object: z.enum(['Contact', 'Lead', 'Account'], { error: 'must be Contact, Lead or Account' }),
+    // Named in SOQL later, where it cannot be a bind variable: only an API name can get through.
+    field: z
+      .string({ error: 'must be the API name of a checkbox field' })
+      .regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, { error: 'must be the API name of a checkbox field (letters, digits and _)' })
+      .optional(),
+  })
+  .strict();
 
 /** What the list reader needs of a Salesforce session: a query read to its end, with refresh, retries and the budget. */
 interface SalesforceApi {

@@ -1,0 +1,44 @@
+import type { z } from 'zod';
+import type { BudgetRule } from '../../domain/crm-budget.js';
+import type { CrmConfig } from './index.js';
+import type { CrmKind } from './kinds.js';
+import type { ConnectorDeps } from './session.js';
+import type { CrmConnector } from './types.js';
+
+/**
+ * What the service knows of one CRM, in one place: its folder's `definition.ts` exports it, and the
+ * registry (./registry.ts) holds one per {@link CrmKind}. Everything else that depends on the kind (the
+ * fixture format, the admin CLI, the job layer, budgets) reads it from there.
+ */
+export interface CrmDefinition {
+  kind: CrmKind;
+  /** Its name in messages: `HubSpot`. */
+  name: string;
+  /**
+   * The decrypted connection credentials: the one schema the fixture, the admin CLI and the connector
+   * check. An object schema that drops unknown keys: input (fixture, CLI) checks it `.strict()`.
+   */
+  credentials: z.ZodObject;
+  /** A connection's own `crmRateLimit`: its schema, and its keys as messages name them. */
+  rateLimit: { schema: z.ZodType<Record<string, unknown>>; keys: readonly string[] };
+  /** A block list's `crmSource`: its schema, and its keys as messages name them (`?`: optional). */
+  crmSource: CrmSourceRules;
+  /**
+   * How the CRM limits a connection's requests, and its budget for every connection that names none:
+   * `default`, or the environment variable `env` (src/config.ts reads it into CrmConfig.budgets).
+   */
+  budget: BudgetRule & { env: string; default: number };
+  /** The connector for credentials {@link credentials} accepted. */
+  connect(credentials: Record<string, unknown>, config: CrmConfig, deps: ConnectorDeps): CrmConnector;
+}
+
+/** What a block list's `crmSource` takes for a CRM: the fixture format checks it, and the CRM's list reader reads it. */
+interface CrmSourceRules {
+  /** Its values (strict: its keys are {@link keys}). */
+  schema: z.ZodType<Record<string, unknown>>;
+  keys: readonly string[];
+  /** Fills in what a source may leave out (Salesforce's opt-out checkbox of Contact and Lead). */
+  complete?(source: Record<string, unknown>): Record<string, unknown>;
+  /** Rules across the source's keys and the list's block type, as messages (keys relative to the source). */
+  problems?(source: Record<string, unknown>, blockType: 'ADDRESS' | 'DOMAIN'): Array<{ key: string; message: string }>;
+}
