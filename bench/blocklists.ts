@@ -6,7 +6,7 @@
  * account with one HubSpot connection, an ADDRESS block list on a HubSpot contacts list of BENCH_ENTRIES
  * (100,000) distinct valid addresses plus a few messy members (the same addresses in other case, with
  * spaces, `mailto:` or a display name; invalid values; a contact without an email), pushed to Instantly,
- * and a read key. The HubSpot and sequencer emulators (test/emulators, real HTTP) answer at once from this
+ * and a read key. The HubSpot and sequencer emulators (src/emulators, real HTTP) answer at once from this
  * process. The worker is its own process wired as `src/main.ts worker` wires one (startWorker, production
  * settings, the connection's CRM budget off: HUBSPOT_REQUESTS_PER_10S=0, as bench:ingress (c) runs); the
  * API is `node --import tsx src/main.ts api`; a probe process GETs /api/v1/blocklists with the read key
@@ -42,8 +42,8 @@ import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { query, sql } from '../src/db/sql.js';
 import { queueFetchSql } from '../src/jobs/blocklists__fetch.js';
-import { startHubspotEmulator } from '../test/emulators/hubspot.js';
-import { startSequencerEmulator } from '../test/emulators/sequencer.js';
+import { startHubspotEmulator } from '../src/emulators/hubspot.js';
+import { startSequencerEmulator } from '../src/emulators/sequencer.js';
 import { childSpec, cores, cpuMeter, postgresPids, startApiChild, startChild, untilLive, workerRole, type WorkerSpec } from './processes.js';
 import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, throwawayDatabase } from './support.js';
 

@@ -12,8 +12,8 @@
  */
 import type { PrismaClient } from '../src/db/prisma.js';
 import { seedFixture } from '../src/admin/seed.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hubspot.js';
-import { startSalesforceEmulator, type SalesforceEmulator } from '../test/emulators/salesforce.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../src/emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../src/emulators/salesforce.js';
 import { campaignCompanies, EVENTS_PER_LEAD, type Campaign } from '../test/support/campaign.js';
 import type { BurstResult } from './campaign.js';
 import { ask, type Child, cores, cpuMeter, postgresPids, untilRecorded } from './processes.js';

@@ -10,7 +10,7 @@
  * Smartlead sources each bound to two destinations (`eventTypes: []`, `isDelayed: false`: the ingress
  * writes both first attempts with the request): "healthy" answers 200 at once, "hanging" answers 200 after
  * BENCH_HANG_MS to every 1/BENCH_HANG_SHARE-th request. Both destinations are destination emulators
- * (test/emulators/destination.ts) on 127.0.0.1, each on its own port (its own origin: sockets are capped per
+ * (src/emulators/destination.ts) on 127.0.0.1, each on its own port (its own origin: sockets are capped per
  * origin), in this process with the HubSpot emulator; this process's event-loop delay is printed, since it
  * stamps the emulators' receive times.
  *
@@ -41,8 +41,8 @@ import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { FORWARDING_HEADERS } from '../src/jobs/deliveries__send.js';
 import { workerPoolSize, workerSettings } from '../src/worker.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../test/emulators/destination.js';
-import { startHubspotEmulator } from '../test/emulators/hubspot.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../src/emulators/destination.js';
+import { startHubspotEmulator } from '../src/emulators/hubspot.js';
 import {
   ask,
   type Child,

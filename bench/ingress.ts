@@ -14,7 +14,7 @@
  * rows == waiting syncs, every new request row has its waiting sync, and rows >= the 200s answered.
  * (c) BENCH_EVENTS events through the same ingress (Smartlead samples rotated over BENCH_SOURCES sources of
  * one HubSpot connection, each event's lead email made unique by the load generator) with the HubSpot
- * emulator (test/emulators, real HTTP, in this process) answering and worker processes wired as
+ * emulator (src/emulators, real HTTP, in this process) answering and worker processes wired as
  * `src/main.ts worker` wires one (startWorker, pool of workerPoolSize()), for each value of
  * BENCH_WORKER_CONCURRENCY: events/s from the first POST until the last sync has a status.
  * CPU per process group (from /proc) and commits per event show where the time goes. (c) runs with no CRM
@@ -39,7 +39,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { startHubspotEmulator, type HubspotEmulator } from '../test/emulators/hubspot.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../src/emulators/hubspot.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';

@@ -4,7 +4,7 @@
  *
  * On a throwaway embedded PostgreSQL with PRODUCTION durability (fsync and synchronous_commit on): one
  * account with BENCH_ENDPOINTS (50) endpoints, BENCH_FAILING (5) of which answer 500 to everything. All
- * endpoints are paths of one HTTPS destination emulator (test/emulators/destination.ts) in this process,
+ * endpoints are paths of one HTTPS destination emulator (src/emulators/destination.ts) in this process,
  * serving a certificate made for the run, which the worker trusts through NODE_EXTRA_CA_CERTS (verification
  * on). The worker is one process wired as `src/main.ts worker` wires one (startWorker, WEBHOOK_* read as
  * the service reads them). This process emits BENCH_EVENTS (2,000) events at BENCH_EVENTS_PER_S (50) per
@@ -35,7 +35,7 @@ import { query, sql } from '../src/db/sql.js';
 import { PREFIX, randomToken, sealSecret } from '../src/domain/secrets.js';
 import { newWebhookSecret } from '../src/domain/webhook-signature.js';
 import { fanOutSql, queueWebhookSendingSql, WEBHOOK_HEADERS } from '../src/jobs/webhook_deliveries__send.js';
-import { startDestinationEmulator } from '../test/emulators/destination.js';
+import { startDestinationEmulator } from '../src/emulators/destination.js';
 import { makeTestCertificate } from '../test/support/tls.js';
 import { childSpec, cores, cpuMeter, postgresPids, startChild, workerRole, type WorkerSpec } from './processes.js';
 import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';

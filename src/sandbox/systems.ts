@@ -1,12 +1,12 @@
-import { startDestinationEmulator, type DestinationEmulator } from '../../test/emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../../test/emulators/hubspot.js';
-import { startSalesforceEmulator, type SalesforceEmulator } from '../../test/emulators/salesforce.js';
-import { startSequencerEmulator, type SequencerEmulator } from '../../test/emulators/sequencer.js';
-import { startSmtpEmulator, type CapturedMail, type SmtpEmulator } from '../../test/emulators/smtp.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
+import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
+import { startSmtpEmulator, type CapturedMail, type SmtpEmulator } from '../emulators/smtp.js';
 import { SANDBOX_CREDENTIALS, SANDBOX_LISTS } from './demo.js';
 
 /**
- * The sandbox's outside systems: the emulators the tests use (test/emulators/, one implementation for
+ * The sandbox's outside systems: the emulators the tests use (src/emulators/, one implementation for
  * tests, benchmarks and the sandbox), each on its own loopback port, reached through the service's
  * `/sandbox/<system>/` paths (src/sandbox/router.ts). They hold their state in memory; the journal
  * (src/sandbox/journal.ts) is what persists it.

@@ -1,5 +1,5 @@
-import type { HsObject } from '../../test/emulators/hubspot.js';
-import type { SfRecord } from '../../test/emulators/salesforce.js';
+import type { HsObject } from '../emulators/hubspot.js';
+import type { SfRecord } from '../emulators/salesforce.js';
 import type { Fault } from './journal.js';
 import { SANDBOX_CREDENTIALS } from './demo.js';
 import type { Sandbox } from './sandbox.js';

@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedFixture, type SeedResult } from '../../src/admin/seed.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
-import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../../src/emulators/salesforce.js';
+import { startSequencerEmulator, type SequencerEmulator } from '../../src/emulators/sequencer.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { apiFetch } from '../support/openapi.js';
 import { apiGet } from '../support/rest.js';

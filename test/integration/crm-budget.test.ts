@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSecret, sealSecret } from '../../src/domain/secrets.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../../src/emulators/salesforce.js';
 import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { ingest, smartleadEvent } from '../support/forwarding.js';

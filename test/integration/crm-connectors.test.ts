@@ -3,8 +3,8 @@ import { createHttpClient, type HttpClient } from '../../src/connectors/http/cli
 import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
 import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hubspot/index.js';
 import { Lockstep } from '../../src/connectors/crm/lockstep.js';
-import { type HubspotEmulator, startHubspotEmulator } from '../emulators/hubspot.js';
-import { type SalesforceEmulator, startSalesforceEmulator } from '../emulators/salesforce.js';
+import { type HubspotEmulator, startHubspotEmulator } from '../../src/emulators/hubspot.js';
+import { type SalesforceEmulator, startSalesforceEmulator } from '../../src/emulators/salesforce.js';
 
 // The connectors against the emulators, over real sockets (127.0.0.1, so OUTBOUND_ALLOW_PRIVATE on).
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/admin/keys.js';
 import { FORWARDING_HEADERS } from '../../src/jobs/deliveries__send.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../../src/emulators/destination.js';
 import { seedTestAccounts, type TestKeys } from '../support/accounts.js';
 import { apiFetch } from '../support/openapi.js';
 import { useTestServer } from '../support/server.js';

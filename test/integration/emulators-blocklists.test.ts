@@ -4,9 +4,9 @@
  * Instantly on one server). Block list sync tests and benches rely on these behaviours.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHubspotEmulator } from '../emulators/hubspot.js';
-import { startSalesforceEmulator } from '../emulators/salesforce.js';
-import { startSequencerEmulator } from '../emulators/sequencer.js';
+import { startHubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSalesforceEmulator } from '../../src/emulators/salesforce.js';
+import { startSequencerEmulator } from '../../src/emulators/sequencer.js';
 
 const started: Array<{ close(): Promise<void> }> = [];
 

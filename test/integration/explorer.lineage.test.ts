@@ -6,9 +6,9 @@
  * shows why, next to its failed sync; and no one without a staff token reaches any of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { startSmtpEmulator, type SmtpEmulator } from '../emulators/smtp.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../../src/emulators/destination.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSmtpEmulator, type SmtpEmulator } from '../../src/emulators/smtp.js';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORWARDING_HEADERS } from '../../src/jobs/deliveries__send.js';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { HubspotEmulator } from '../emulators/hubspot.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
+import type { HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { createPipeline, startForwardingRig, ingest, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';

@@ -4,8 +4,8 @@
  * its own loop's attempts in flight, and the other destination's attempts still go out at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { HubspotEmulator } from '../emulators/hubspot.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
+import type { HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { createPipeline, startForwardingRig, deliveriesTo, ingest, receivedOn, settled, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';

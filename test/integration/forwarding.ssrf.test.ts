@@ -4,8 +4,8 @@
  * gets one error delivery saying so, no HTTP status, no retry, and not a byte of the event.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { HubspotEmulator } from '../emulators/hubspot.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
+import type { HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { createPipeline, startForwardingRig, deliveriesTo, ingest, settled, smartleadEvent } from '../support/forwarding.js';
 import { useTestServer } from '../support/server.js';
 import { startTestWorker } from '../support/worker.js';

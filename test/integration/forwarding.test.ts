@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.js';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { FORWARDING_HEADERS } from '../../src/jobs/deliveries__send.js';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { HubspotEmulator } from '../emulators/hubspot.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
+import type { HubspotEmulator } from '../../src/emulators/hubspot.js';
 import type { TestKeys } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import {

@@ -3,7 +3,7 @@
  * deliveries and the attempts still due, after real traffic through the ingress and the worker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../../src/emulators/destination.js';
 import { seedTestAccounts } from '../support/accounts.js';
 import { SUPPORT_TOKEN, useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';

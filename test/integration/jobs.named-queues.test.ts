@@ -14,9 +14,9 @@ import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { enqueue } from '../../src/jobs/enqueue.js';
 import { LANE_SCHEMA, type Lane } from '../../src/jobs/lanes.js';
 import { syncsDrain } from '../../src/jobs/syncs__drain.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
-import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../../src/emulators/destination.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSequencerEmulator, type SequencerEmulator } from '../../src/emulators/sequencer.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 

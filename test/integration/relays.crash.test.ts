@@ -4,9 +4,9 @@
  * email has reached the rep, with the execution's Message-ID, and the execution is sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { HubspotEmulator } from '../emulators/hubspot.js';
-import { startSmtpEmulator, type SmtpEmulator } from '../emulators/smtp.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
+import type { HubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSmtpEmulator, type SmtpEmulator } from '../../src/emulators/smtp.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { ingest, smartleadEvent, startForwardingRig } from '../support/forwarding.js';
 import {

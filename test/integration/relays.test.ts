@@ -1,14 +1,14 @@
 /**
  * Reply relays, end to end: replies POSTed at the ingress become relay executions (relay_executions)
  * and emails to the relay's rep, through the real worker, its real mail client and a real SMTP server
- * (test/emulators/smtp.ts). Each test has a relay and a source of its own, with a rep address of its
+ * (src/emulators/smtp.ts). Each test has a relay and a source of its own, with a rep address of its
  * own, so no test reads another's mail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RelayConfig } from '../../src/config.js';
-import type { DestinationEmulator } from '../emulators/destination.js';
-import type { HubspotEmulator } from '../emulators/hubspot.js';
-import { startSmtpEmulator, type SmtpEmulator } from '../emulators/smtp.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
+import type { HubspotEmulator } from '../../src/emulators/hubspot.js';
+import { startSmtpEmulator, type SmtpEmulator } from '../../src/emulators/smtp.js';
 import { ingest as ingestAt, smartleadEvent, startForwardingRig } from '../support/forwarding.js';
 import {
   createRelay,

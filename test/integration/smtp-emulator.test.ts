@@ -1,12 +1,12 @@
 /**
- * The SMTP emulator (test/emulators/smtp.ts) against the real mail client the service uses (nodemailer
+ * The SMTP emulator (src/emulators/smtp.ts) against the real mail client the service uses (nodemailer
  * over SMTP_URL): what it captures, AUTH, refusals with a chosen reply code, going down and coming back
  * on the same port, and waitFor's timeout. Tests that rely on the emulator trust these behaviours.
  */
 import net from 'node:net';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSmtpEmulator, type CapturedMail, type SmtpEmulator, type SmtpEmulatorOptions } from '../emulators/smtp.js';
+import { startSmtpEmulator, type CapturedMail, type SmtpEmulator, type SmtpEmulatorOptions } from '../../src/emulators/smtp.js';
 
 const started: SmtpEmulator[] = [];
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { seedTestAccounts } from '../support/accounts.js';
 import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from '../support/campaign.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { createLogger } from '../../src/logger.js';
-import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
+import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from '../support/campaign.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WEBHOOK_HEADERS } from '../../src/jobs/webhook_deliveries__send.js';
 import { WORKER_APPLICATION_NAME } from '../../src/worker.js';
-import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
+import { startDestinationEmulator, type DestinationEmulator } from '../../src/emulators/destination.js';
 import { seedTestAccounts } from '../support/accounts.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { PrismaClient } from '../../src/db/prisma.js';
-import type { CapturedMail, SmtpEmulator } from '../emulators/smtp.js';
+import type { CapturedMail, SmtpEmulator } from '../../src/emulators/smtp.js';
 import type { TestDatabase } from './database.js';
 import { eventually } from './worker.js';
 

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { expect } from 'vitest';
 import { WEBHOOK_HEADERS } from '../../src/jobs/webhook_deliveries__send.js';
-import type { DestinationEmulator } from '../emulators/destination.js';
+import type { DestinationEmulator } from '../../src/emulators/destination.js';
 import { apiFetch, type ApiResponse } from './openapi.js';
 import type { TestDatabase } from './database.js';
 
