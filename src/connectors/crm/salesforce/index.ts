@@ -13,7 +13,6 @@ import { activeUserId, findPersonByEmail, rememberPerson } from './lookups.js';
 import type { KnownPerson } from './memory.js';
 import { SalesforceSession, soqlString, type SalesforceOptions } from './session.js';
 
-
 /**
  * Salesforce REST (facts in shared/docs/crm-apis.md): find the person as a Contact, then as an
  * unconverted Lead, by email (SOQL; Email is no external id), else create the object the source's
