@@ -297,7 +297,7 @@ async function run(): Promise<number> {
   const pushCalls = sequencer.requests.filter((r) => r.at >= queuedAt && r.method === 'POST');
   const byPath = new Map<string, number>();
   for (const c of crmCalls) {
-    const key = `${c.method} ${c.path.replace(/\/lists\/\d+/, '/lists/:id')} ${c.status}`;
+    const key = `${c.method} ${c.path.replace(/\/\d+(?=\/|$)/g, '/:id')} ${c.status}`;
     byPath.set(key, (byPath.get(key) ?? 0) + 1);
   }
   const first = (calls: { at: number }[]) => Math.min(...calls.map((c) => c.at));

@@ -398,8 +398,8 @@ async function run(): Promise<number> {
     const byPath = new Map<string, number>();
     for (const c of calls)
       byPath.set(
-        `${c.method} ${c.path.replace(/\/\d+/g, '/:id')} ${c.status}`,
-        (byPath.get(`${c.method} ${c.path.replace(/\/\d+/g, '/:id')} ${c.status}`) ?? 0) + 1,
+        `${c.method} ${c.path.replace(/\/\d+(?=\/|$)/g, '/:id')} ${c.status}`,
+        (byPath.get(`${c.method} ${c.path.replace(/\/\d+(?=\/|$)/g, '/:id')} ${c.status}`) ?? 0) + 1,
       );
     const [lastAccepted] = await q<{ at: string }>('SELECT extract(epoch FROM max(created_at)) * 1000 AS at FROM requests WHERE id > $1', [before!.id]);
     out('');

@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
- * A HubSpot API emulator: a real HTTP server on 127.0.0.1 speaking the subset of CRM v3/v4 and OAuth
- * v1 that src/connectors/crm/hubspot.ts uses, validating what it receives (bearer token, property
- * names and values, association type ids) and answering HubSpot's error format when it is wrong.
- * Stores are in memory and public for tests to inspect; faults can be injected.
+ * A HubSpot API emulator: a real HTTP server on 127.0.0.1 speaking the subset of HubSpot's APIs that
+ * src/connectors/crm/hubspot/ uses, at the date-based version 2026-03 (`/crm/objects/2026-03/...`,
+ * `/oauth/2026-03/token`) and, as HubSpot still does, at the numeric paths (`/crm/v3/...`,
+ * `/crm/v4/...`) and v1 OAuth until its end on 2027-02-16. It validates what it receives (bearer token,
+ * property names and values, association type ids) and answers HubSpot's error format when it is
+ * wrong. Stores are in memory and public for tests to inspect; faults can be injected.
  */
 
 export interface HsObject {
@@ -64,7 +66,15 @@ export interface HubspotEmulatorOptions {
   owners?: HsOwner[];
   /** HubSpot's rolling ten-second limit per access token (e.g. 100 or 190); unset: no limit. */
   requestsPer10s?: number;
+  /** The emulator's date, which decides whether v1 OAuth still answers (epoch ms; default: now). */
+  now?: () => number;
 }
+
+/** The date-based API versions the emulator serves (HubSpot's numeric paths map onto the first). */
+export const HUBSPOT_VERSIONS = ['2026-03'] as const;
+
+/** The day HubSpot switches v1 OAuth off (`POST /oauth/v1/token` and the other `/oauth/v1/` endpoints). */
+export const V1_OAUTH_END = Date.parse('2027-02-16T00:00:00Z');
 
 /** HubSpot's search API limit, per account: five requests a second. */
 const SEARCHES_PER_SECOND = 5;
@@ -150,6 +160,8 @@ export class HubspotEmulator {
   refuseCreate: ((type: ObjectType, properties: Record<string, string>) => boolean) | undefined;
   /** The rolling ten-second limit per access token; undefined: none. */
   requestsPer10s: number | undefined;
+  /** The emulator's date (epoch ms): past {@link V1_OAUTH_END}, v1 OAuth is gone. */
+  now: () => number;
   /** Per token, when its requests in the last ten seconds were made (429s included, as HubSpot counts them). */
   private readonly windows = new Map<string, number[]>();
   /** Per token, when its searches in the last second were made. */
@@ -176,6 +188,7 @@ export class HubspotEmulator {
     this.clientSecret = options.clientSecret ?? 'hs-client-secret';
     this.rotateRefreshTokens = options.rotateRefreshTokens ?? false;
     this.requestsPer10s = options.requestsPer10s;
+    this.now = options.now ?? Date.now;
     this.owners = options.owners ?? [{ id: '501', email: 'rep@seller.test', firstName: 'Rita', lastName: 'Rep', userId: 9001 }];
     this.server = http.createServer((req, res) => void this.handle(req, res));
   }
@@ -282,7 +295,8 @@ export class HubspotEmulator {
       const fault = this.plan.take(url.pathname, /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]);
       if (fault)
         return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
-      if (req.method === 'POST' && url.pathname === '/oauth/v1/token') return this.token(req, body, answer);
+      const oauth = /^\/oauth\/([^/]+)\/token$/.exec(url.pathname)?.[1];
+      if (req.method === 'POST' && oauth !== undefined) return this.token(oauth, req, body, answer);
       const auth = this.authenticate(req);
       if (auth) return answer(401, auth);
       const limit = this.rateLimit(req, url.pathname);
@@ -363,20 +377,30 @@ export class HubspotEmulator {
     return error('INVALID_AUTHENTICATION', 'Authentication credentials not found. This API supports OAuth 2.0 authentication.');
   }
 
-  private token(req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
+  /**
+   * The token endpoint's refresh-token grant. At a date version (`/oauth/2026-03/token`) refusals are
+   * RFC 6749's `{error, error_description}` with HubSpot's `status` and `message` kept beside them; at v1
+   * they are HubSpot's `{status, message}` alone, and from 2027-02-16 v1 answers that it is gone (HubSpot
+   * publishes no body for it: a 404 in its error format, which a caller cannot take for a refusal of its token).
+   */
+  private token(version: string, req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
+    const v1 = version === 'v1';
+    if (v1 && this.now() >= V1_OAUTH_END) {
+      return answer(404, error('OBJECT_NOT_FOUND', 'The v1 OAuth API was retired on 2027-02-16: use /oauth/2026-03/token'));
+    }
+    if (!v1 && !(HUBSPOT_VERSIONS as readonly string[]).includes(version))
+      return answer(404, error('OBJECT_NOT_FOUND', `No route for POST /oauth/${version}/token`));
+    const refuse = (rfc6749: string, status: string, message: string) =>
+      answer(400, { ...(v1 ? {} : { error: rfc6749, error_description: message }), status, message, correlationId: randomUUID() });
     if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? '')) {
-      return answer(400, { status: 'BAD_REQUEST', message: 'the token endpoint takes a form-encoded body', correlationId: randomUUID() });
+      return refuse('invalid_request', 'BAD_REQUEST', 'the token endpoint takes a form-encoded body');
     }
     const form = new URLSearchParams(body);
-    if (form.get('grant_type') !== 'refresh_token')
-      return answer(400, { status: 'BAD_GRANT_TYPE', message: 'grant_type must be refresh_token', correlationId: randomUUID() });
-    if (form.get('client_id') !== this.clientId)
-      return answer(400, { status: 'BAD_CLIENT_ID', message: 'missing or unknown client id', correlationId: randomUUID() });
-    if (form.get('client_secret') !== this.clientSecret)
-      return answer(400, { status: 'BAD_CLIENT_SECRET', message: 'missing or invalid client secret', correlationId: randomUUID() });
+    if (form.get('grant_type') !== 'refresh_token') return refuse('unsupported_grant_type', 'BAD_GRANT_TYPE', 'grant_type must be refresh_token');
+    if (form.get('client_id') !== this.clientId) return refuse('invalid_client', 'BAD_CLIENT_ID', 'missing or unknown client id');
+    if (form.get('client_secret') !== this.clientSecret) return refuse('invalid_client', 'BAD_CLIENT_SECRET', 'missing or invalid client secret');
     const refreshToken = form.get('refresh_token') ?? '';
-    if (!this.refreshTokens.has(refreshToken))
-      return answer(400, { status: 'BAD_REFRESH_TOKEN', message: 'missing or unknown refresh token', correlationId: randomUUID() });
+    if (!this.refreshTokens.has(refreshToken)) return refuse('invalid_grant', 'BAD_REFRESH_TOKEN', 'missing or unknown refresh token');
     const accessToken = `hs-access-${randomBytes(8).toString('hex')}`;
     this.accessTokens.add(accessToken);
     let next = refreshToken;
@@ -390,34 +414,35 @@ export class HubspotEmulator {
   }
 
   private route(method: string, url: URL, json: unknown): [number, unknown] {
-    const path = url.pathname;
+    const path = datedPath(url.pathname);
     let m: RegExpExecArray | null;
-    if (method === 'POST' && path === '/crm/v3/objects/contacts/batch/upsert') return this.upsertContacts(json);
-    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(companies|emails|notes|tasks)\/batch\/create$/.exec(path)))
+    if (method === 'POST' && path === '/crm/objects/2026-03/contacts/batch/upsert') return this.upsertContacts(json);
+    if (method === 'POST' && (m = /^\/crm\/objects\/2026-03\/(companies|emails|notes|tasks)\/batch\/create$/.exec(path)))
       return this.createMany(m[1] as ObjectType, json);
-    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/batch\/read$/.exec(path)))
+    if (method === 'POST' && (m = /^\/crm\/objects\/2026-03\/(contacts|companies)\/batch\/read$/.exec(path)))
       return this.readMany(m[1] as 'contacts' | 'companies', json);
-    if (method === 'POST' && path === '/crm/v4/associations/contacts/companies/batch/associate/default') return this.associateMany(json);
-    if (method === 'PUT' && (m = /^\/crm\/v4\/objects\/contacts\/([^/]+)\/associations\/default\/companies\/([^/]+)$/.exec(path))) {
+    if (method === 'POST' && path === '/crm/associations/2026-03/contacts/companies/batch/associate/default') return this.associateMany(json);
+    if (method === 'PUT' && (m = /^\/crm\/objects\/2026-03\/contacts\/([^/]+)\/associations\/default\/companies\/([^/]+)$/.exec(path))) {
       const [status, answer] = this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), [
         { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 279 },
       ]);
       return status === 200 ? [200, { status: 'COMPLETE', results: [answer] }] : [status, answer];
     }
-    if (method === 'GET' && (m = /^\/crm\/v3\/lists\/([^/]+)$/.exec(path))) return this.list(decodeURIComponent(m[1] as string));
-    if (method === 'GET' && (m = /^\/crm\/v3\/lists\/([^/]+)\/memberships$/.exec(path))) return this.memberships(decodeURIComponent(m[1] as string), url);
-    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path)))
+    if (method === 'GET' && (m = /^\/crm\/lists\/2026-03\/([^/]+)$/.exec(path))) return this.list(decodeURIComponent(m[1] as string));
+    if (method === 'GET' && (m = /^\/crm\/lists\/2026-03\/([^/]+)\/memberships$/.exec(path))) return this.memberships(decodeURIComponent(m[1] as string), url);
+    if (method === 'POST' && (m = /^\/crm\/objects\/2026-03\/(contacts|companies|emails|notes|tasks)\/search$/.exec(path)))
       return this.search(m[1] as ObjectType, json);
-    if (method === 'POST' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)$/.exec(path))) return this.create(m[1] as ObjectType, json);
-    if (method === 'GET' && (m = /^\/crm\/v3\/objects\/(contacts|companies|emails|notes|tasks)\/([^/]+)$/.exec(path))) {
+    if (method === 'POST' && (m = /^\/crm\/objects\/2026-03\/(contacts|companies|emails|notes|tasks)$/.exec(path)))
+      return this.create(m[1] as ObjectType, json);
+    if (method === 'GET' && (m = /^\/crm\/objects\/2026-03\/(contacts|companies|emails|notes|tasks)\/([^/]+)$/.exec(path))) {
       const object = this.store(m[1] as ObjectType).get(decodeURIComponent(m[2] as string));
       if (!object) return [404, error('OBJECT_NOT_FOUND', 'resource not found')];
       const wanted = (url.searchParams.get('properties') ?? '').split(',').filter((p) => p !== '');
       return [200, view(object, wanted)];
     }
-    if (method === 'PATCH' && (m = /^\/crm\/v3\/objects\/(contacts|companies)\/([^/]+)$/.exec(path)))
+    if (method === 'PATCH' && (m = /^\/crm\/objects\/2026-03\/(contacts|companies)\/([^/]+)$/.exec(path)))
       return this.update(m[1] as ObjectType, decodeURIComponent(m[2] as string), json);
-    if (method === 'GET' && path === '/crm/v4/associations/contacts/companies/labels') {
+    if (method === 'GET' && path === '/crm/associations/2026-03/contacts/companies/labels') {
       return [
         200,
         {
@@ -428,11 +453,11 @@ export class HubspotEmulator {
         },
       ];
     }
-    if (method === 'PUT' && (m = /^\/crm\/v4\/objects\/contacts\/([^/]+)\/associations\/companies\/([^/]+)$/.exec(path))) {
+    if (method === 'PUT' && (m = /^\/crm\/objects\/2026-03\/contacts\/([^/]+)\/associations\/companies\/([^/]+)$/.exec(path))) {
       return this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), json);
     }
-    if (method === 'GET' && path === '/crm/v3/owners') return this.listOwners(url);
-    return [404, error('OBJECT_NOT_FOUND', `No route for ${method} ${path}`)];
+    if (method === 'GET' && path === '/crm/owners/2026-03') return this.listOwners(url);
+    return [404, error('OBJECT_NOT_FOUND', `No route for ${method} ${url.pathname}`)];
   }
 
   /**
@@ -550,7 +575,7 @@ export class HubspotEmulator {
     return record?.properties[index.property] === value ? record : undefined;
   }
 
-  /** A list's definition as HubSpot's v3 Lists API gives it. */
+  /** A list's definition as HubSpot's Lists API gives it. */
   private list(listId: string): [number, unknown] {
     const list = this.lists.get(listId);
     if (!list) return [404, error('OBJECT_NOT_FOUND', `List ${listId} does not exist`)];
@@ -810,6 +835,17 @@ function parseJson(text: string): unknown {
   } catch {
     return INVALID;
   }
+}
+
+/**
+ * A numeric path at its date-version twin, which HubSpot serves alike until the numeric ones lose
+ * support: `/crm/v3/objects/...` and `/crm/v4/objects/...` → `/crm/objects/2026-03/...`,
+ * `/crm/v4/associations/...` → `/crm/associations/2026-03/...`, `/crm/v3/lists|owners...` → `/crm/lists|owners/2026-03...`.
+ */
+function datedPath(path: string): string {
+  const [version] = HUBSPOT_VERSIONS;
+  const numeric = /^\/crm\/v[34]\/(objects|associations|lists|owners)(\/.*)?$/.exec(path);
+  return numeric ? `/crm/${numeric[1]}/${version}${numeric[2] ?? ''}` : path;
 }
 
 function error(category: string, message: string, subCategory?: string): Record<string, unknown> {

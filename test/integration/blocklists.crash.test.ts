@@ -159,7 +159,7 @@ describe('a worker killed while fetching a block list', () => {
     // Slow membership pages (24 of them), so the kill lands while the list is being read.
     hubspot.slow(120, /memberships/);
     const victim = await startFullRound(list);
-    const pages = () => hubspot.requests.filter((r) => r.path === `/crm/v3/lists/${fetchedListId}/memberships`).length;
+    const pages = () => hubspot.requests.filter((r) => r.path === `/crm/lists/2026-03/${fetchedListId}/memberships`).length;
     const read = killPoint('membership pages read', 1, 20);
     await eventually(() => Promise.resolve(pages() >= read ? true : undefined), 30_000, `${read} membership pages read`);
     victim.child.kill('SIGKILL');

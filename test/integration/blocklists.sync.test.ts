@@ -237,7 +237,7 @@ describe('block list sync', () => {
 
   it('records a CRM error on the list and in the account status, and the next round clears it', async () => {
     const list = id('hs-addresses-instantly');
-    hubspot.failNext(1, { status: 400, path: /\/crm\/v3\/lists\// });
+    hubspot.failNext(1, { status: 400, path: /\/crm\/lists\/2026-03\// });
     await queueRound(list, 'incremental');
     const failed = await eventually(async () => (await listsNow()).find((l) => l.id === list && l.lastError !== null), 20_000, 'lastError');
     expect(failed).toMatchObject({ status: 'SYNCED', lastAttemptedAt: expect.any(String) });

@@ -307,7 +307,7 @@ describe('HubSpot connector', () => {
   });
 
   describe('syncs writing at once share one contact upsert call', () => {
-    const upserts = () => hs.requests.filter((r) => r.path === '/crm/v3/objects/contacts/batch/upsert');
+    const upserts = () => hs.requests.filter((r) => r.path === '/crm/objects/2026-03/contacts/batch/upsert');
 
     it('upserts the contacts of concurrent syncs in one call, each sync with its own contact', async () => {
       const emails = ['ann@one.test', 'bob@two.test', 'cy@three.test'];
@@ -386,7 +386,7 @@ describe('HubSpot connector', () => {
       { email: 'cy@one.test', companyDomain: 'one.test', company: 'One' },
       { email: 'dee@three.test', companyDomain: 'three.test', company: 'Three' },
     ];
-    const calls = () => hs.requests.map((r) => `${r.method} ${r.path.replace(/\/\d+/g, '/:id')}`);
+    const calls = () => hs.requests.map((r) => `${r.method} ${r.path.replace(/\/\d+(?=\/|$)/g, '/:id')}`);
     // As a drain writes a round: the runs in step (src/connectors/crm/lockstep.ts), each leaving when it ends.
     const writeAll = () => {
       const lockstep = new Lockstep(leads.length);
@@ -416,14 +416,14 @@ describe('HubSpot connector', () => {
       expect(outcomes.map((o) => o.status)).toEqual(['success', 'success', 'success', 'success']);
       expect(calls().sort()).toEqual(
         [
-          'GET /crm/v3/owners',
-          'POST /crm/v3/objects/contacts/batch/read',
-          'POST /crm/v3/objects/contacts/batch/upsert',
-          'POST /crm/v3/objects/companies/search',
-          'POST /crm/v3/objects/companies/batch/create',
-          'POST /crm/v4/associations/contacts/companies/batch/associate/default',
-          'POST /crm/v3/objects/emails/batch/create',
-          'POST /crm/v3/objects/tasks/batch/create',
+          'GET /crm/owners/2026-03',
+          'POST /crm/objects/2026-03/contacts/batch/read',
+          'POST /crm/objects/2026-03/contacts/batch/upsert',
+          'POST /crm/objects/2026-03/companies/search',
+          'POST /crm/objects/2026-03/companies/batch/create',
+          'POST /crm/associations/2026-03/contacts/companies/batch/associate/default',
+          'POST /crm/objects/2026-03/emails/batch/create',
+          'POST /crm/objects/2026-03/tasks/batch/create',
         ].sort(),
       );
       // The owner a contact had stays; the others get the sender's user, in the upsert.
@@ -449,7 +449,7 @@ describe('HubSpot connector', () => {
 
       // Assertions
       expect(outcomes.map((o) => o.status)).toEqual(['success', 'success', 'success', 'success']);
-      expect(calls().sort()).toEqual(['POST /crm/v3/objects/emails/batch/create', 'POST /crm/v3/objects/tasks/batch/create']);
+      expect(calls().sort()).toEqual(['POST /crm/objects/2026-03/emails/batch/create', 'POST /crm/objects/2026-03/tasks/batch/create']);
       expect(hs.contacts.size).toBe(4);
       expect(hs.companies.size).toBe(3);
       expect(hs.emails.size).toBe(8);
@@ -470,7 +470,7 @@ describe('HubSpot connector', () => {
   });
 
   describe('syncs writing at once share one engagement create call', () => {
-    const creates = () => hs.requests.filter((r) => r.path === '/crm/v3/objects/emails/batch/create');
+    const creates = () => hs.requests.filter((r) => r.path === '/crm/objects/2026-03/emails/batch/create');
     const write = (email: string, state: CrmState = {}) => {
       // Bob's email has a subject the emulator can be told to refuse.
       const rec = recorder(crmEvent({ email, ...(email.startsWith('bob') ? { subject: 'Refuse me' } : {}) }), NO_OPTIONS, state);
@@ -482,7 +482,7 @@ describe('HubSpot connector', () => {
       const outcomes = await Promise.all(emails.map((email) => write(email).outcome));
 
       expect(creates()).toHaveLength(1);
-      expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails')).toHaveLength(0);
+      expect(hs.requests.filter((r) => r.path === '/crm/objects/2026-03/emails')).toHaveLength(0);
       expect(ENGAGEMENT_CREATES.size).toBe(0);
       expect(hs.emails.size).toBe(4);
       for (const outcome of outcomes) {
@@ -520,7 +520,7 @@ describe('HubSpot connector', () => {
       const again = await Promise.all(first.map((w, i) => write(emails[i]!, w.rec.persisted()).outcome));
       expect(again.map((o) => o.status)).toEqual(['success', 'success', 'success']);
       // A 429 wrote nothing: no search per sync (each would spend the budget the 429 said was gone), one engagement each.
-      expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails/search')).toEqual([]);
+      expect(hs.requests.filter((r) => r.path === '/crm/objects/2026-03/emails/search')).toEqual([]);
       expect(creates().map((r) => r.status)).toEqual([429, 201]);
       expect(hs.emails.size).toBe(3);
     });
@@ -534,7 +534,7 @@ describe('HubSpot connector', () => {
         expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ kind: 'rejected', httpStatus: 400 });
         expect(creates().map((r) => r.status)).toEqual([207]);
         // The refused one tried once more on its own (and was refused again); the others exist once.
-        expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails').map((r) => r.status)).toEqual([400]);
+        expect(hs.requests.filter((r) => r.path === '/crm/objects/2026-03/emails').map((r) => r.status)).toEqual([400]);
         expect(hs.emails.size).toBe(2);
       } finally {
         hs.refuseCreate = undefined;
@@ -562,7 +562,7 @@ describe('HubSpot connector', () => {
   it('retries 500s of a read within the write, and never resends a create HubSpot answered 500 (it may have been written)', async () => {
     // Setup: the upsert (safe to repeat) fails twice; the engagement's create once.
     hs.failNext(2, { status: 500, path: '/batch/upsert' });
-    hs.failNext(1, { status: 500, path: /^\/crm\/v3\/objects\/emails$/ });
+    hs.failNext(1, { status: 500, path: /^\/crm\/objects\/2026-03\/emails$/ });
     const hubspot = connector('HUBSPOT', credentials, hubspotConfig(hs));
     const first = recorder(crmEvent(), NO_OPTIONS);
 
@@ -575,8 +575,8 @@ describe('HubSpot connector', () => {
     expect(first.persisted()).toMatchObject({ activityPending: true });
     expect(outcome.status).toBe('success');
     expect(hs.requests.filter((r) => r.path.endsWith('/batch/upsert')).map((r) => r.status)).toEqual([500, 500, 200]);
-    expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails').map((r) => r.status)).toEqual([500, 201]);
-    expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/emails/search')).toHaveLength(1);
+    expect(hs.requests.filter((r) => r.path === '/crm/objects/2026-03/emails').map((r) => r.status)).toEqual([500, 201]);
+    expect(hs.requests.filter((r) => r.path === '/crm/objects/2026-03/emails/search')).toHaveLength(1);
     expect(hs.emails.size).toBe(1);
   });
 
@@ -624,7 +624,7 @@ describe('HubSpot connector', () => {
     expect(hs.refreshTokens.has('hs-refresh-initial')).toBe(false);
     expect(saved).toMatchObject({ clientId: 'hs-client-id', clientSecret: 'hs-client-secret', expiresAt: expect.any(String) });
     // Saved right after the token answer, before any request with the new token.
-    expect(hs.requests[requestsAtSave - 1]?.path).toBe('/oauth/v1/token');
+    expect(hs.requests[requestsAtSave - 1]?.path).toBe('/oauth/2026-03/token');
     expect(hs.requests.map((r) => r.status)).toEqual([401, 200, 200, 201]);
   });
 
@@ -633,7 +633,7 @@ describe('HubSpot connector', () => {
 
     await connector('HUBSPOT', { ...credentials, expiresAt: new Date(Date.now() + 10_000).toISOString() }, hubspotConfig(hs)).write(rec.run);
 
-    expect(hs.requests[0]?.path).toBe('/oauth/v1/token');
+    expect(hs.requests[0]?.path).toBe('/oauth/2026-03/token');
     expect(rec.credentials).toHaveLength(1);
     expect(hs.requests.every((r) => r.status < 400)).toBe(true);
   });
@@ -646,6 +646,18 @@ describe('HubSpot connector', () => {
     expect(error).toMatchObject({ kind: 'auth', httpStatus: 401, retryable: false });
     expect(error.payload).toMatchObject({ category: 'EXPIRED_AUTHENTICATION' });
     expect(hs.tokenRefreshes).toHaveLength(0);
+  });
+
+  it("is an auth error naming HubSpot's RFC 6749 error when the refresh token was revoked", async () => {
+    hs.expireAccessTokens();
+    hs.refreshTokens.clear();
+
+    const error = await thrown(connector('HUBSPOT', credentials, hubspotConfig(hs)).write(recorder(crmEvent(), NO_OPTIONS).run));
+
+    expect(error).toMatchObject({ kind: 'auth', httpStatus: 400, retryable: false, payload: { error: 'invalid_grant' } });
+    expect(error.message).toContain('invalid_grant: missing or unknown refresh token');
+    expect(error.message).not.toContain('hs-refresh-initial');
+    expect(hs.requests.at(-1)).toMatchObject({ method: 'POST', path: '/oauth/2026-03/token', status: 400 });
   });
 
   it('writes no duplicate activity when a run crashes after step 2 and is re-run with the saved state', async () => {
@@ -675,12 +687,12 @@ describe('HubSpot connector', () => {
     expect(hs.companies.size).toBe(1);
     expect(hs.emails.size).toBe(1);
     expect(hs.tasks.size).toBe(1);
-    expect(hs.requests.filter((r) => r.path === '/crm/v3/objects/companies')).toHaveLength(1);
+    expect(hs.requests.filter((r) => r.path === '/crm/objects/2026-03/companies')).toHaveLength(1);
   });
 
   it('writes no duplicate activity when the answer to its create was lost', async () => {
     // Setup: the email create is carried out but answered after the client gave up.
-    hs.slow(400, /^\/crm\/v3\/objects\/emails$/);
+    hs.slow(400, /^\/crm\/objects\/2026-03\/emails$/);
     const hubspot = connector('HUBSPOT', credentials, hubspotConfig(hs, { timeoutMs: 150 }));
     const first = recorder(crmEvent(), NO_OPTIONS);
     const error = await thrown(hubspot.write(first.run));

@@ -42,14 +42,14 @@ describe('HubSpot emulator lists', () => {
       values: ['a@acme.test', ' Ann@Example.COM ', 'not an email', '', 'a@acme.test'],
     });
 
-    const list = await call(`${hs.url}/crm/v3/lists/${listId}`, { headers: auth });
+    const list = await call(`${hs.url}/crm/lists/2026-03/${listId}`, { headers: auth });
     expect(list.status).toBe(200);
     expect(list.body.list).toEqual({ listId, name: 'Do not contact', objectTypeId: '0-1', processingType: 'MANUAL', size: 4 });
 
     const pages: Array<{ results: Array<{ recordId: string }>; paging?: { next: { after: string } } }> = [];
     let after: string | undefined;
     do {
-      const page = await call(`${hs.url}/crm/v3/lists/${listId}/memberships?limit=3${after ? `&after=${after}` : ''}`, { headers: auth });
+      const page = await call(`${hs.url}/crm/lists/2026-03/${listId}/memberships?limit=3${after ? `&after=${after}` : ''}`, { headers: auth });
       expect(page.status).toBe(200);
       pages.push(page.body);
       after = page.body.paging?.next?.after;
@@ -62,16 +62,16 @@ describe('HubSpot emulator lists', () => {
     expect(emails).toEqual(['a@acme.test', ' Ann@Example.COM ', 'not an email', undefined]);
 
     hs.addToList(listId, ['a@acme.test', 'new@acme.test']);
-    const again = await call(`${hs.url}/crm/v3/lists/${listId}/memberships?limit=250`, { headers: auth });
+    const again = await call(`${hs.url}/crm/lists/2026-03/${listId}/memberships?limit=250`, { headers: auth });
     expect(again.body.results).toHaveLength(5);
     expect(again.body).not.toHaveProperty('paging');
 
-    expect((await call(`${hs.url}/crm/v3/lists/${listId}/memberships?limit=251`, { headers: auth })).body.category).toBe('VALIDATION_ERROR');
-    const unknown = await call(`${hs.url}/crm/v3/lists/999/memberships`, { headers: auth });
+    expect((await call(`${hs.url}/crm/lists/2026-03/${listId}/memberships?limit=251`, { headers: auth })).body.category).toBe('VALIDATION_ERROR');
+    const unknown = await call(`${hs.url}/crm/lists/2026-03/999/memberships`, { headers: auth });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ status: 'error', category: 'OBJECT_NOT_FOUND' });
-    expect((await call(`${hs.url}/crm/v3/lists/${listId}`)).status).toBe(401);
-    expect(hs.requests.at(-1)).toMatchObject({ method: 'GET', path: `/crm/v3/lists/${listId}`, status: 401 });
+    expect((await call(`${hs.url}/crm/lists/2026-03/${listId}`)).status).toBe(401);
+    expect(hs.requests.at(-1)).toMatchObject({ method: 'GET', path: `/crm/lists/2026-03/${listId}`, status: 401 });
   });
 
   it('batch reads companies, answering 207 with the ids not found', async () => {
@@ -80,10 +80,10 @@ describe('HubSpot emulator lists', () => {
     // The same domain in another list is the same company.
     const second = hs.addList({ name: 'Partners', objectType: 'companies', values: ['rival.test'] });
     expect(hs.companies.size).toBe(2);
-    expect((await call(`${hs.url}/crm/v3/lists/${second}`, { headers: auth })).body.list.objectTypeId).toBe('0-2');
+    expect((await call(`${hs.url}/crm/lists/2026-03/${second}`, { headers: auth })).body.list.objectTypeId).toBe('0-2');
     const ids = [...hs.lists.get(first)!.memberIds];
 
-    const partial = await call(`${hs.url}/crm/v3/objects/companies/batch/read`, {
+    const partial = await call(`${hs.url}/crm/objects/2026-03/companies/batch/read`, {
       headers: auth,
       json: { inputs: [...ids, '424242'].map((id) => ({ id })), properties: ['domain'] },
     });
@@ -96,13 +96,16 @@ describe('HubSpot emulator lists', () => {
     );
     expect(partial.body.errors).toEqual([{ status: 'error', category: 'OBJECT_NOT_FOUND', message: expect.any(String), context: { ids: ['424242'] } }]);
 
-    const complete = await call(`${hs.url}/crm/v3/objects/companies/batch/read`, { headers: auth, json: { inputs: [{ id: ids[0] }], properties: ['domain'] } });
+    const complete = await call(`${hs.url}/crm/objects/2026-03/companies/batch/read`, {
+      headers: auth,
+      json: { inputs: [{ id: ids[0] }], properties: ['domain'] },
+    });
     expect(complete.status).toBe(200);
     expect(complete.body).toMatchObject({ status: 'COMPLETE', results: [{ id: ids[0], archived: false }] });
     expect(complete.body).not.toHaveProperty('errors');
 
     const tooMany = Array.from({ length: 101 }, (_, i) => ({ id: String(i) }));
-    const refused = await call(`${hs.url}/crm/v3/objects/contacts/batch/read`, { headers: auth, json: { inputs: tooMany, properties: ['email'] } });
+    const refused = await call(`${hs.url}/crm/objects/2026-03/contacts/batch/read`, { headers: auth, json: { inputs: tooMany, properties: ['email'] } });
     expect(refused.status).toBe(400);
     expect(refused.body.category).toBe('VALIDATION_ERROR');
   });

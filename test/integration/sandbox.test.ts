@@ -185,7 +185,7 @@ describe('npm start with SANDBOX=false', () => {
         ['GET', '/sandbox'],
         ['GET', '/sandbox/state'],
         ['POST', '/sandbox/faults'],
-        ['POST', '/sandbox/hubspot/crm/v3/objects/contacts'],
+        ['POST', '/sandbox/hubspot/crm/objects/2026-03/contacts'],
       ]) {
         const res = await fetch(`http://127.0.0.1:${port}${url}`, { method });
         expect({ url, status: res.status, type: res.headers.get('content-type') }).toEqual({

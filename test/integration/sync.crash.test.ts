@@ -113,7 +113,7 @@ describe('a live worker holding a job longer than the stale time', () => {
   it('keeps its lock: the job is neither freed nor run twice', async () => {
     // A worker that calls others dead after 1 s without a heartbeat, and a CRM that takes 3 s to create.
     const before = hubspot.emails.size;
-    hubspot.slow(3_000, /^\/crm\/v3\/objects\/emails$/);
+    hubspot.slow(3_000, /^\/crm\/objects\/2026-03\/emails$/);
     const worker = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000 });
     try {
       const body = JSON.stringify({ event_type: 'EMAIL_SENT', to_email: 'patient@prospect.test', subject: 'Slow one', sent_message: { text: 'Hi' } });

@@ -5,6 +5,7 @@ import { remembered } from '../../../domain/memory-key.js';
 import { PORTAL_MEMORY } from './memory.js';
 import { search } from './search.js';
 import { describeErrors, requireId, type HubspotSession } from './session.js';
+import { hubspotPaths } from './paths.js';
 
 /** HubSpot's search refuses a body over 3,000 characters; the domains of one search stay under this. */
 const SEARCH_BODY_MAX = 2_800;
@@ -40,7 +41,7 @@ export async function associateCompany(api: HubspotSession, contactId: string, c
   if (refused === 'alone')
     await api.json('association', {
       method: 'PUT',
-      path: `/crm/v4/objects/contacts/${encodeURIComponent(contactId)}/associations/default/companies/${encodeURIComponent(companyId)}`,
+      path: hubspotPaths.associateDefault('contacts', contactId, 'companies', companyId),
       idempotent: true,
     });
   else if (refused) throw refused;
@@ -122,7 +123,7 @@ async function createCompany(api: HubspotSession, domain: string, name: string):
   const grouped = await COMPANY_CREATES.load(api.groupKey(), api.gatherMs(), { api, domain, name });
   if (grouped instanceof CrmError) throw grouped;
   if (grouped !== undefined) return grouped;
-  const body = await api.json('company', { method: 'POST', path: '/crm/v3/objects/companies', json: { properties: { domain, name } }, idempotent: false });
+  const body = await api.json('company', { method: 'POST', path: hubspotPaths.object('companies'), json: { properties: { domain, name } }, idempotent: false });
   return requireId(body, 'company');
 }
 
@@ -136,7 +137,7 @@ async function createGroup(items: GroupedCreate[]): Promise<(string | CrmError |
   for (const item of items) if (!domains.has(item.domain)) domains.set(item.domain, { name: item.name, trace: `company-${domains.size}-${randomTag()}` });
   if (domains.size === 1 && items.length === 1) return [undefined];
   const api = items[0]!.api;
-  const answer = await api.tryPost('company', '/crm/v3/objects/companies/batch/create', {
+  const answer = await api.tryPost('company', hubspotPaths.batch('companies', 'create'), {
     inputs: [...domains].map(([domain, { name, trace }]) => ({ properties: { domain, name }, associations: [], objectWriteTraceId: trace })),
   });
   const unknown = () => new CrmError('unavailable', 'HubSpot company batch create: no clear answer, the next attempt searches for the company first');
@@ -184,7 +185,7 @@ async function associateGroup(items: GroupedAssociation[]): Promise<(CrmError | 
   const pairs = new Map<string, GroupedAssociation>();
   for (const item of items) pairs.set(pair(item.contactId, item.companyId), item);
   const api = items[0]!.api;
-  const answer = await api.tryPost('association', '/crm/v4/associations/contacts/companies/batch/associate/default', {
+  const answer = await api.tryPost('association', hubspotPaths.associateDefaultBatch('contacts', 'companies'), {
     inputs: [...pairs.values()].map((p) => ({ from: { id: p.contactId }, to: { id: p.companyId } })),
   });
   if (!answer.ok)

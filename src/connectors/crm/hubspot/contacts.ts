@@ -7,6 +7,7 @@ import { remembered } from '../../../domain/memory-key.js';
 import { PORTAL_MEMORY } from './memory.js';
 import { searchOne } from './search.js';
 import { describeErrors, requireId, type HubspotSession } from './session.js';
+import { hubspotPaths } from './paths.js';
 
 /** The event's contact: its id, whether this step created it, and its owner (undefined when the owner was not asked about). */
 export interface ContactResult {
@@ -64,7 +65,7 @@ async function contactByEmail(api: HubspotSession, event: CrmEvent, owner: strin
 
 /** Gives a known contact `owner` unless it has one; the contact's owner after. */
 export async function giveOwner(api: HubspotSession, contactId: string, owner: string): Promise<string> {
-  const path = `/crm/v3/objects/contacts/${encodeURIComponent(contactId)}`;
+  const path = hubspotPaths.object('contacts', contactId);
   const current = asRecord(
     asRecord(await api.json('owner', { method: 'GET', path, query: { properties: 'hubspot_owner_id' }, idempotent: true })).properties,
   ).hubspot_owner_id;
@@ -105,7 +106,7 @@ async function readGroup(items: GroupedRead[]): Promise<({ id: string; ownerId: 
   const body = asRecord(
     await items[0]!.api.json('owner', {
       method: 'POST',
-      path: '/crm/v3/objects/contacts/batch/read',
+      path: hubspotPaths.batch('contacts', 'read'),
       json: { idProperty: 'email', properties: ['email', 'hubspot_owner_id'], inputs: emails.map((email) => ({ id: email })) },
       idempotent: true,
     }),
@@ -128,7 +129,7 @@ async function upsertContact(api: HubspotSession, email: string, properties: Rec
   if (grouped) return grouped;
   const body = await api.json('contact', {
     method: 'POST',
-    path: '/crm/v3/objects/contacts/batch/upsert',
+    path: hubspotPaths.batch('contacts', 'upsert'),
     json: { inputs: [{ id: email, idProperty: 'email', properties }] },
     idempotent: true,
   });
@@ -175,7 +176,7 @@ async function upsertGroup(items: GroupedUpsert[]): Promise<({ id: string; creat
   if (items.length === 1) return [undefined];
   const inputs = new Map<string, Record<string, string>>();
   for (const item of items) inputs.set(item.email, { ...inputs.get(item.email), ...item.properties });
-  const answer = await items[0]!.api.tryPost('contact', '/crm/v3/objects/contacts/batch/upsert', {
+  const answer = await items[0]!.api.tryPost('contact', hubspotPaths.batch('contacts', 'upsert'), {
     inputs: [...inputs].map(([email, properties]) => ({ id: email, idProperty: 'email', properties })),
   });
   // An upsert is safe to repeat: whatever became of the shared call, each sync may make its own.
@@ -218,7 +219,7 @@ async function socialContact(api: HubspotSession, event: CrmEvent, owner: string
     if (current) return { id: existing.id, created: false, ownerId: current };
     await api.json('owner', {
       method: 'PATCH',
-      path: `/crm/v3/objects/contacts/${encodeURIComponent(existing.id)}`,
+      path: hubspotPaths.object('contacts', existing.id),
       json: { properties: { hubspot_owner_id: owner } },
       idempotent: true,
     });
@@ -226,7 +227,7 @@ async function socialContact(api: HubspotSession, event: CrmEvent, owner: string
   }
   const body = await api.json('contact', {
     method: 'POST',
-    path: '/crm/v3/objects/contacts',
+    path: hubspotPaths.object('contacts'),
     json: { properties: { [property]: value, ...nameProperties(event), ...(typeof owner === 'string' ? { hubspot_owner_id: owner } : {}) } },
     idempotent: false,
   });

@@ -3,6 +3,7 @@ import { asRecord } from '../records.js';
 import { SharedCalls } from '../shared-calls.js';
 import { searchOne } from './search.js';
 import { requireId, type HubspotSession } from './session.js';
+import { hubspotPaths } from './paths.js';
 
 export type EngagementType = 'emails' | 'notes' | 'tasks';
 
@@ -16,7 +17,7 @@ export async function createEngagement(api: HubspotSession, type: EngagementType
   if (grouped !== undefined) return grouped;
   const body = await api.json(step, {
     method: 'POST',
-    path: `/crm/v3/objects/${type}`,
+    path: hubspotPaths.object(type),
     json: { properties, associations: [association(type, contactId)] },
     idempotent: false,
   });
@@ -75,7 +76,7 @@ async function createGroup(items: GroupedCreate[]): Promise<(string | CrmError |
   const { type, api } = items[0]!;
   const step = type === 'tasks' ? 'task' : 'activity';
   const traces = items.map((_, i) => `sync-${i}-${Math.random().toString(36).slice(2, 10)}`);
-  const answer = await api.tryPost(step, `/crm/v3/objects/${type}/batch/create`, {
+  const answer = await api.tryPost(step, hubspotPaths.batch(type, 'create'), {
     inputs: items.map((item, i) => ({ properties: item.properties, associations: [association(type, item.contactId)], objectWriteTraceId: traces[i] })),
   });
   const unknown = () => new CrmError('unavailable', `HubSpot ${step} batch create: no clear answer, the next attempt looks for the engagement first`);

@@ -18,7 +18,7 @@ export { CONTACT_UPSERTS } from './contacts.js';
 export { ENGAGEMENT_CREATES } from './engagements.js';
 
 /**
- * HubSpot CRM v3/v4 (developers.hubspot.com; facts in shared/docs/crm-apis.md): the contact upserted by
+ * HubSpot's CRM APIs at the version of ./paths.ts (facts in shared/docs/crm-apis.md): the contact upserted by
  * email (or searched and created by profile property for social-only events), with the sender's user as
  * its owner when it has none; the company by domain with a contact↔company association; the event as an
  * email or note engagement associated with the contact; an optional follow-up task. Every step the syncs

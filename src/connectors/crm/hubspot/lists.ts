@@ -3,6 +3,7 @@ import { numericId } from '../schema-fields.js';
 import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import type { ListRead } from '../types.js';
+import { hubspotPaths } from './paths.js';
 
 /** A HubSpot block list source (the fixture format): the list's id. */
 export const hubspotListSource = z.object({ listId: numericId('must be a HubSpot list id (digits)') }).strict();
@@ -25,8 +26,8 @@ interface HubspotApi {
 export async function* readHubspotList(api: HubspotApi, read: ListRead): AsyncGenerator<string[]> {
   const source = hubspotListSource.safeParse(read.source);
   if (!source.success) throw new CrmError('rejected', 'The block list has no HubSpot list id (crmSource {listId})');
-  const listId = encodeURIComponent(String(source.data.listId));
-  const list = asRecord(asRecord(await api.json('block list', { method: 'GET', path: `/crm/v3/lists/${listId}`, idempotent: true })).list);
+  const listId = String(source.data.listId);
+  const list = asRecord(asRecord(await api.json('block list', { method: 'GET', path: hubspotPaths.list(listId), idempotent: true })).list);
   const objectType = list.objectTypeId === '0-2' ? 'companies' : list.objectTypeId === '0-1' ? 'contacts' : null;
   if (objectType === null)
     throw new CrmError('rejected', `HubSpot list ${listId} holds neither contacts nor companies (objectTypeId ${String(list.objectTypeId)})`);
@@ -37,7 +38,7 @@ export async function* readHubspotList(api: HubspotApi, read: ListRead): AsyncGe
   let after: string | undefined;
   do {
     const query: Record<string, string> = { limit: String(MEMBERSHIPS_PER_PAGE), ...(after ? { after } : {}) };
-    const page = asRecord(await api.json('block list', { method: 'GET', path: `/crm/v3/lists/${listId}/memberships`, query, idempotent: true }));
+    const page = asRecord(await api.json('block list', { method: 'GET', path: hubspotPaths.listMemberships(listId), query, idempotent: true }));
     const ids = (Array.isArray(page.results) ? page.results : [])
       .map((m) => asRecord(m).recordId)
       .filter((id) => typeof id === 'string' || typeof id === 'number');
@@ -47,7 +48,7 @@ export async function* readHubspotList(api: HubspotApi, read: ListRead): AsyncGe
       const answer = asRecord(
         await api.json('block list', {
           method: 'POST',
-          path: `/crm/v3/objects/${objectType}/batch/read`,
+          path: hubspotPaths.batch(objectType, 'read'),
           json: { inputs, properties: [property] },
           idempotent: true,
         }),

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { asRecord } from '../records.js';
 import type { HubspotSession } from './session.js';
+import { hubspotPaths } from './paths.js';
 
 /** HubSpot's owners page size (its default; larger limits are not documented). */
 const OWNERS_PER_PAGE = 100;
@@ -21,13 +22,13 @@ export async function ownerIdFor(api: HubspotSession, email: string): Promise<st
   return owners?.get(email.trim().toLowerCase()) ?? null;
 }
 
-/** Every page of `GET /crm/v3/owners` (active owners only). */
+/** Every page of `GET /crm/owners/<version>` (active owners only). */
 async function readOwners(api: HubspotSession): Promise<Map<string, string>> {
   const owners = new Map<string, string>();
   let after: string | undefined;
   do {
     const query: Record<string, string> = { limit: String(OWNERS_PER_PAGE), archived: 'false', ...(after ? { after } : {}) };
-    const body = asRecord(await api.json('owner', { method: 'GET', path: '/crm/v3/owners', query, idempotent: true }));
+    const body = asRecord(await api.json('owner', { method: 'GET', path: hubspotPaths.owners, query, idempotent: true }));
     for (const owner of Array.isArray(body.results) ? body.results.map(asRecord) : []) {
       const id = typeof owner.id === 'string' || typeof owner.id === 'number' ? String(owner.id) : undefined;
       if (id !== undefined && typeof owner.email === 'string' && owner.archived !== true) owners.set(owner.email.trim().toLowerCase(), id);

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { asRecord } from '../records.js';
 import type { HubspotSession } from './session.js';
+import { hubspotPaths, type HubspotObjectType } from './paths.js';
 
 /**
  * HubSpot's search API takes five requests a second per account, outside the ten-second window (and a
@@ -11,14 +12,14 @@ const SEARCH_SPACING_MS = 250;
 /** When each portal's next search may go (epoch ms). */
 const NEXT_SEARCH = new LRUCache<string, number>({ max: 10_000, ttl: 60_000 });
 
-/** One search call (`POST /crm/v3/objects/<type>/search`), at the portal's search pace. */
-export async function search(api: HubspotSession, step: string, type: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** One search call (`POST /crm/objects/<version>/<type>/search`), at the portal's search pace. */
+export async function search(api: HubspotSession, step: string, type: HubspotObjectType, body: Record<string, unknown>): Promise<Record<string, unknown>> {
   const key = api.memoryKey();
   const now = Date.now();
   const at = Math.max(now, NEXT_SEARCH.get(key) ?? 0);
   NEXT_SEARCH.set(key, at + SEARCH_SPACING_MS);
   if (at > now) await new Promise((resolve) => setTimeout(resolve, at - now));
-  return asRecord(await api.json(step, { method: 'POST', path: `/crm/v3/objects/${type}/search`, json: body, idempotent: true }));
+  return asRecord(await api.json(step, { method: 'POST', path: hubspotPaths.search(type), json: body, idempotent: true }));
 }
 
 export interface SearchFilter {
@@ -31,7 +32,7 @@ export interface SearchFilter {
 export async function searchOne(
   api: HubspotSession,
   step: string,
-  type: string,
+  type: HubspotObjectType,
   filters: SearchFilter[],
   properties: string[] = [],
 ): Promise<{ id: string; properties: Record<string, string> } | undefined> {

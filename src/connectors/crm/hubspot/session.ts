@@ -3,6 +3,7 @@ import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import { CrmSession, type ConnectorDeps } from '../session.js';
 import type { HubspotCredentials } from './credentials.js';
+import { hubspotPaths } from './paths.js';
 
 /** Refresh this long before the access token's expiry. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -109,7 +110,7 @@ export class HubspotSession extends CrmSession {
     const c = this.credentials;
     const answer = await this.sendRaw('token refresh', {
       method: 'POST',
-      url: `${this.baseUrl}/oauth/v1/token`,
+      url: `${this.baseUrl}${hubspotPaths.token}`,
       form: { grant_type: 'refresh_token', client_id: c.clientId ?? '', client_secret: c.clientSecret ?? '', refresh_token: c.refreshToken ?? '' },
       idempotent: false,
     });
@@ -136,9 +137,15 @@ export class HubspotSession extends CrmSession {
   }
 }
 
-/** `{status, message, category, errors: [{message}]}` or a batch's `{errors: [{message}]}`. */
+/**
+ * `{status, message, category, errors: [{message}]}`, a batch's `{errors: [{message}]}`, or the token
+ * endpoint's RFC 6749 `{error, error_description}` (HubSpot keeps `status` and `message` beside them).
+ */
 export function describeErrors(body: unknown): string | undefined {
   const record = asRecord(body);
+  if (typeof record.error === 'string') {
+    return typeof record.error_description === 'string' ? `${record.error}: ${record.error_description}` : record.error;
+  }
   const parts: string[] = [];
   if (typeof record.category === 'string') parts.push(record.category);
   if (typeof record.message === 'string') parts.push(record.message);
