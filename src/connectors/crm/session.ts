@@ -119,6 +119,17 @@ export abstract class CrmSession {
     });
   }
 
+  /**
+   * The token endpoint's refusal of a refresh: a refused grant (RFC 6749 `invalid_grant`: the refresh
+   * token was revoked, expired or rotated away) needs the customer to reconnect, whatever the status
+   * says; a 429 or 5xx is later, as anywhere.
+   */
+  protected refreshRefused(step: string, response: HttpResponse, retryAfterMs: number | undefined): CrmError {
+    const error = this.errorFor('token refresh', response, retryAfterMs);
+    if (error.kind !== 'rejected') return error;
+    return new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: response.status, payload: error.payload });
+  }
+
   /** Replaces every credential value in strings of `value` (deeply) with `[redacted]`: for what a CRM answered, before it is stored or thrown. */
   scrub<T>(value: T): T {
     const secrets = this.secrets().filter((s) => s.length >= 4);

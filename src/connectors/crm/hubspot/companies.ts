@@ -4,7 +4,8 @@ import { SharedCalls, SingleFlight } from '../shared-calls.js';
 import { remembered } from '../../../domain/memory-key.js';
 import { PORTAL_MEMORY } from './memory.js';
 import { search } from './search.js';
-import { describeErrors, requireId, type HubspotSession } from './session.js';
+import { describeErrors, requireId } from './errors.js';
+import type { HubspotSession } from './session.js';
 import { hubspotPaths } from './paths.js';
 
 /** HubSpot's search refuses a body over 3,000 characters; the domains of one search stay under this. */

@@ -6,7 +6,8 @@ import type { CrmEvent } from '../types.js';
 import { remembered } from '../../../domain/memory-key.js';
 import { PORTAL_MEMORY } from './memory.js';
 import { searchOne } from './search.js';
-import { describeErrors, requireId, type HubspotSession } from './session.js';
+import { describeErrors, requireId } from './errors.js';
+import type { HubspotSession } from './session.js';
 import { hubspotPaths } from './paths.js';
 
 /** The event's contact: its id, whether this step created it, and its owner (undefined when the owner was not asked about). */

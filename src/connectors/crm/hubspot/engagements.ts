@@ -2,7 +2,8 @@ import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import { SharedCalls } from '../shared-calls.js';
 import { searchOne } from './search.js';
-import { requireId, type HubspotSession } from './session.js';
+import { requireId } from './errors.js';
+import type { HubspotSession } from './session.js';
 import { hubspotPaths } from './paths.js';
 
 export type EngagementType = 'emails' | 'notes' | 'tasks';

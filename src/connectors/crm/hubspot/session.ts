@@ -3,6 +3,7 @@ import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import { CrmSession, type ConnectorDeps } from '../session.js';
 import type { HubspotCredentials } from './credentials.js';
+import { describeErrors } from './errors.js';
 import { hubspotPaths } from './paths.js';
 
 /** Refresh this long before the access token's expiry. */
@@ -114,13 +115,7 @@ export class HubspotSession extends CrmSession {
       form: { grant_type: 'refresh_token', client_id: c.clientId ?? '', client_secret: c.clientSecret ?? '', refresh_token: c.refreshToken ?? '' },
       idempotent: false,
     });
-    if (!answer.ok) {
-      const error = this.errorFor('token refresh', answer.response, answer.retryAfterMs);
-      // A refused refresh token needs the customer to reconnect, whatever the status says.
-      throw error.kind === 'rejected'
-        ? new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: answer.response.status, payload: error.payload })
-        : error;
-    }
+    if (!answer.ok) throw this.refreshRefused(step, answer.response, answer.retryAfterMs);
     const body = asRecord(answer.response.json());
     if (typeof body.access_token !== 'string') throw new CrmError('unavailable', 'HubSpot token refresh answered without an access token');
     const next: HubspotCredentials = {
@@ -135,29 +130,4 @@ export class HubspotSession extends CrmSession {
   protected vendorMessage(body: unknown): string | undefined {
     return describeErrors(body);
   }
-}
-
-/**
- * `{status, message, category, errors: [{message}]}`, a batch's `{errors: [{message}]}`, or the token
- * endpoint's RFC 6749 `{error, error_description}` (HubSpot keeps `status` and `message` beside them).
- */
-export function describeErrors(body: unknown): string | undefined {
-  const record = asRecord(body);
-  if (typeof record.error === 'string') {
-    return typeof record.error_description === 'string' ? `${record.error}: ${record.error_description}` : record.error;
-  }
-  const parts: string[] = [];
-  if (typeof record.category === 'string') parts.push(record.category);
-  if (typeof record.message === 'string') parts.push(record.message);
-  if (parts.length === 0 && Array.isArray(record.errors)) {
-    for (const e of record.errors.map(asRecord)) if (typeof e.message === 'string') parts.push(e.message);
-  }
-  return parts.length > 0 ? parts.join(': ') : undefined;
-}
-
-/** The `id` of a created object's answer. */
-export function requireId(body: unknown, step: string): string {
-  const id = asRecord(body).id;
-  if (typeof id !== 'string') throw new CrmError('unavailable', `HubSpot ${step} answered without an id`);
-  return id;
 }

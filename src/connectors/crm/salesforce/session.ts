@@ -3,6 +3,7 @@ import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import { CrmSession, type ConnectorDeps } from '../session.js';
 import { salesforceCredentials, type SalesforceCredentials } from './credentials.js';
+import { describeErrors, kindOverride } from './errors.js';
 
 export interface SalesforceOptions {
   loginUrl: string;
@@ -117,10 +118,8 @@ export class SalesforceSession extends CrmSession {
   }
 
   protected override errorFor(step: string, response: HttpResponse, retryAfterMs: number | undefined): CrmError {
-    // The org's rolling 24-hour allowance is spent: later, not never.
-    if (response.status === 403 && errorCodes(response.json()).includes('REQUEST_LIMIT_EXCEEDED'))
-      return this.error('rate_limited', step, response, retryAfterMs);
-    return super.errorFor(step, response, retryAfterMs);
+    const kind = kindOverride(response.status, response.json());
+    return kind === undefined ? super.errorFor(step, response, retryAfterMs) : this.error(kind, step, response, retryAfterMs);
   }
 
   protected async refresh(step: string): Promise<void> {
@@ -133,13 +132,7 @@ export class SalesforceSession extends CrmSession {
     const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: c.refreshToken ?? '', client_id: c.clientId ?? '' };
     if (c.clientSecret) form.client_secret = c.clientSecret;
     const answer = await this.sendRaw('token refresh', { method: 'POST', url: `${this.options.loginUrl}/services/oauth2/token`, form, idempotent: false });
-    if (!answer.ok) {
-      const error = this.errorFor('token refresh', answer.response, answer.retryAfterMs);
-      // invalid_grant: the refresh token was revoked, expired or rotated away: the customer reconnects.
-      throw error.kind === 'rejected'
-        ? new CrmError('auth', `${error.message} while refreshing for ${step}`, { httpStatus: answer.response.status, payload: error.payload })
-        : error;
-    }
+    if (!answer.ok) throw this.refreshRefused(step, answer.response, answer.retryAfterMs);
     const body = asRecord(answer.response.json());
     const instanceUrl = typeof body.instance_url === 'string' ? body.instance_url : c.instanceUrl;
     if (typeof body.access_token !== 'string' || !salesforceCredentials.shape.instanceUrl.safeParse(instanceUrl).success) {
@@ -156,13 +149,7 @@ export class SalesforceSession extends CrmSession {
   }
 
   protected vendorMessage(body: unknown): string | undefined {
-    if (Array.isArray(body)) {
-      const parts = body.map(asRecord).map((e) => [e.errorCode, e.message].filter((x) => typeof x === 'string').join(': '));
-      return parts.filter((p) => p !== '').join('; ') || undefined;
-    }
-    const record = asRecord(body);
-    if (typeof record.error === 'string') return [record.error, record.error_description].filter((x) => typeof x === 'string').join(': ');
-    return undefined;
+    return describeErrors(body);
   }
 }
 
@@ -170,8 +157,4 @@ export class SalesforceSession extends CrmSession {
 export function soqlString(value: string): string {
   const escaped = value.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
   return `'${escaped}'`;
-}
-
-function errorCodes(body: unknown): string[] {
-  return Array.isArray(body) ? body.map(asRecord).map((e) => (typeof e.errorCode === 'string' ? e.errorCode : '')) : [];
 }
