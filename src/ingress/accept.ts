@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { Batcher } from '../db/batcher.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
-import { pendingOnArrivalSql, queueSendingSql } from '../jobs/deliveries__send.js';
-import { queueRelaySchedulingSql } from '../jobs/reply_relays__schedule.js';
-import { queueDrainsSql } from '../jobs/syncs__drain.js';
+import { pendingOnArrivalSql, queueSendingSql } from '../jobs/delivery-outbox.js';
+import { queueRelaySchedulingSql } from '../jobs/relay-scheduling.js';
+import { queueDrainsSql } from '../jobs/sync-outbox.js';
 import type { IngressTarget } from './path.js';
 
 export type Acceptance = { accepted: true; requestId: number } | { accepted: false };

@@ -32,7 +32,7 @@ const USER_AGENT = 'pipeline-sync-service/0.1 (forwarding; +https://github.com/p
 export const deliveriesSend = defineTask({
   identifier: 'deliveries__send',
   payload: z.object({ destinationId: z.number().int().positive().max(2_147_483_647) }),
-  // One queue per destination (one loop at a time); queueSendingSql() below spells the same rules in SQL.
+  // One queue per destination (one loop at a time); sendingQueueSql() below spells the same rule in SQL.
   defaults: { maxAttempts: 25, jobKey: (payload) => `deliveries:${payload.destinationId}`, queueName: (payload) => `deliveries:${payload.destinationId}` },
   healthCheck: 'destinations_forwarding',
   lane: 'loops',
@@ -67,42 +67,12 @@ export const deliveriesSend = defineTask({
 const defaultForwarding: ForwardingConfig = { retrySchedule: DEFAULT_FORWARDING_RETRY_SCHEDULE, concurrency: 64, maxInFlight: 500 };
 
 /**
- * SQL that queues the sending loop of each destination in `destinations` (a relation with a
- * `destination_id` column), for statements that write pending attempts: one job per destination, under
- * its key (a waiting one is replaced, not doubled) and in its named queue.
+ * A destination's named queue, which is also its loop's job key (`deliveries:<destinationId>`, the rule
+ * `defaults` spells above), as SQL over an expression of its id: for the statements that queue loops
+ * (src/jobs/delivery-outbox.ts) and for the loop's own wake-ups below.
  */
-export function queueSendingSql(destinations: Sql): Sql {
-  return sql`SELECT count(*) FROM ${addJobsSql(deliveriesSend, {
-    from: sql`(SELECT DISTINCT destination_id FROM ${destinations}) AS due`,
-    payload: { destinationId: sql`due.destination_id` },
-    jobKey: sql`'deliveries:' || due.destination_id`,
-    queueName: sql`'deliveries:' || due.destination_id`,
-  })}`;
-}
-
-/**
- * SQL for a CTE that writes the first attempt of each binding of the requests in `requests` (a relation
- * with `id` and `source_id`) that does not wait for the CRM, returning their `destination_id`s (for
- * {@link queueSendingSql}). The event's type is not known yet: the loop reads it before sending.
- */
-export function pendingOnArrivalSql(requests: Sql): Sql {
-  return sql`INSERT INTO pending_deliveries (destination_id, request_id)
-             SELECT b.destination_id, r.id FROM ${requests} r JOIN destination_bindings b ON b.source_id = r.source_id AND NOT b.is_delayed
-             RETURNING destination_id`;
-}
-
-/**
- * SQL for a CTE that writes the first attempt of each delayed binding of syncs whose outcome was just
- * recorded for the first time (`recorded`: request_id, source_id, event_type, readable), returning their
- * `destination_id`s. A binding's event types must list the sync's type, unless the list is empty; a
- * payload that could not be read goes to empty lists only.
- */
-export function pendingOnOutcomeSql(recorded: Sql): Sql {
-  return sql`INSERT INTO pending_deliveries (destination_id, request_id)
-             SELECT b.destination_id, r.request_id FROM ${recorded} r
-               JOIN destination_bindings b ON b.source_id = r.source_id AND b.is_delayed
-              WHERE cardinality(b.event_types) = 0 OR (r.readable AND r.event_type = ANY(b.event_types))
-             RETURNING destination_id`;
+export function sendingQueueSql(destinationId: Sql): Sql {
+  return sql`'deliveries:' || ${destinationId}`;
 }
 
 /**
@@ -113,8 +83,8 @@ function wakeUpsSql(retried: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(deliveriesSend, {
     from: sql`(SELECT DISTINCT destination_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${retried}) AS due`,
     payload: { destinationId: sql`due.destination_id` },
-    jobKey: sql`'deliveries:' || due.destination_id || ':' || due.at`,
-    queueName: sql`'deliveries:' || due.destination_id`,
+    jobKey: sql`${sendingQueueSql(sql`due.destination_id`)} || ':' || due.at`,
+    queueName: sendingQueueSql(sql`due.destination_id`),
     runAt: sql`to_timestamp(due.at)`,
   })}`;
 }

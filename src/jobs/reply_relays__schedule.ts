@@ -4,7 +4,6 @@ import { DEFAULT_SMTP_FROM } from '../config.js';
 import { parseInbound } from '../connectors/sequencers/index.js';
 import { sql, type Sql } from '../db/sql.js';
 import { isRelayedReply } from '../domain/reply-relay.js';
-import { addJobsSql } from './enqueue.js';
 import { queueRelaySendSql } from './relay_executions__send.js';
 import { RelayStore, type RelayedRequest } from './relay-store.js';
 import { defineTask } from './task.js';
@@ -22,6 +21,7 @@ import { defineTask } from './task.js';
 export const replyRelaysSchedule = defineTask({
   identifier: 'reply_relays__schedule',
   payload: z.object({ requestId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
+  // One job per request (a waiting one is replaced); relayScheduleKeySql() below spells the same rule in SQL.
   defaults: { maxAttempts: 10, jobKey: (payload) => `relay-schedule:${payload.requestId}` },
   healthCheck: 'destinations_reply_relays',
   handler(env) {
@@ -71,13 +71,12 @@ function relayMessageId(request: RelayedRequest, domain: string): string {
   return `<relay-${request.relayId}-${request.requestId}@${domain}>`;
 }
 
-/** SQL for a CTE that queues this task for each request of `matched` (id, reply_relay_id: its source's) that has a reply relay. */
-export function queueRelaySchedulingSql(matched: Sql): Sql {
-  return sql`SELECT count(*) AS n FROM ${addJobsSql(replyRelaysSchedule, {
-    from: sql`${matched} m WHERE m.reply_relay_id IS NOT NULL`,
-    payload: { requestId: sql`m.id` },
-    jobKey: sql`'relay-schedule:' || m.id`,
-  })}`;
+/**
+ * A request's scheduling job key (`relay-schedule:<requestId>`, the rule `defaults` spells above), as SQL
+ * over an expression of its id: for the statements that queue scheduling (src/jobs/relay-scheduling.ts).
+ */
+export function relayScheduleKeySql(requestId: Sql): Sql {
+  return sql`'relay-schedule:' || ${requestId}`;
 }
 
 // The Message-ID's right side: the sender's domain, so receiving servers see a name that belongs to it.

@@ -9,7 +9,7 @@ import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
 import type { FailureReason, PipelineRef } from '../domain/pipeline-health.js';
 import { UNKNOWN_EVENT_TYPE } from '../connectors/sequencers/event.js';
-import { pendingOnOutcomeSql, queueSendingSql } from './deliveries__send.js';
+import { pendingOnOutcomeSql, queueSendingSql } from './delivery-outbox.js';
 import { recordPipelineOutcomes } from './pipeline-health-store.js';
 
 export interface SyncRow {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { withTransaction } from '../db/transaction.js';
 import { query, sql, type Sql } from '../db/sql.js';
 import { addJobsSql, enqueue } from './enqueue.js';
-import { queueDrainsSql, retriesSql } from './syncs__drain.js';
+import { queueDrainsSql, retriesSql } from './sync-outbox.js';
 import { defineTask } from './task.js';
 
 /** Retries of one bulk queued and not yet run, at most: the next chunk waits for them, so a bulk never floods the queue ahead of live events. */

@@ -42,7 +42,7 @@ const MAX_WAIT_FOR_BUDGET_MS = 15_000;
 export const syncsDrain = defineTask({
   identifier: 'syncs__drain',
   payload: z.object({ connectionId: z.number().int().positive().max(2_147_483_647) }),
-  // One queue per connection (one drain at a time); queueDrainsSql() below spells the same rules in SQL.
+  // One queue per connection (one drain at a time); drainQueueSql() below spells the same rule in SQL.
   defaults: { maxAttempts: 25, jobKey: (p) => `syncs:${p.connectionId}`, queueName: (p) => `syncs:${p.connectionId}` },
   healthCheck: 'destinations_activities',
   // Bounded per sync instead: one failing on our side is set aside and recorded at its third failure (setAside below).
@@ -65,32 +65,12 @@ export const syncsDrain = defineTask({
 });
 
 /**
- * SQL that queues the drain of each connection in `connections` (a relation with a `connection_id`
- * column), for statements that write waiting syncs: one job per connection, under its key (a waiting one
- * is replaced, not doubled, and keeps its run time, so /health/ready's lag counts from the first sync that
- * waits for it; a running one gets one more after it) and in its named queue.
+ * A connection's named queue, which is also its drain's job key (`syncs:<connectionId>`, the rule
+ * `defaults` spells above), as SQL over an expression of its id: for the statements that queue drains
+ * (src/jobs/sync-outbox.ts) and for the drain's own wake-ups below.
  */
-export function queueDrainsSql(connections: Sql): Sql {
-  return sql`SELECT count(*) FROM ${addJobsSql(syncsDrain, {
-    // In one order everywhere: statements queueing several connections' drains never wait on each other's keys in turn.
-    from: sql`(SELECT DISTINCT connection_id FROM ${connections} WHERE connection_id IS NOT NULL) AS due ORDER BY due.connection_id`,
-    payload: { connectionId: sql`due.connection_id` },
-    jobKey: sql`'syncs:' || due.connection_id`,
-    queueName: sql`'syncs:' || due.connection_id`,
-    preserveRunAt: true,
-  })}`;
-}
-
-/**
- * SQL for a CTE that writes asked-for retries of the syncs in `syncs` (a relation with `request_id` and
- * `connection_id`) into the outbox, due now (a retry asked for a sync still waiting makes it one), returning
- * their `connection_id`s for {@link queueDrainsSql}. One row per request: repeated asks queue one retry.
- */
-export function retriesSql(syncs: Sql): Sql {
-  return sql`INSERT INTO pending_syncs (request_id, connection_id, retry)
-             SELECT request_id, connection_id, true FROM ${syncs}
-             ON CONFLICT (request_id) DO UPDATE SET retry = true, due_at = LEAST(pending_syncs.due_at, now())
-             RETURNING connection_id`;
+export function drainQueueSql(connectionId: Sql): Sql {
+  return sql`'syncs:' || ${connectionId}`;
 }
 
 /**
@@ -101,8 +81,8 @@ function wakeUpsSql(rescheduled: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(syncsDrain, {
     from: sql`(SELECT DISTINCT connection_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${rescheduled}) AS due ORDER BY due.connection_id, due.at`,
     payload: { connectionId: sql`due.connection_id` },
-    jobKey: sql`'syncs:' || due.connection_id || ':' || due.at`,
-    queueName: sql`'syncs:' || due.connection_id`,
+    jobKey: sql`${drainQueueSql(sql`due.connection_id`)} || ':' || due.at`,
+    queueName: drainQueueSql(sql`due.connection_id`),
     runAt: sql`to_timestamp(due.at)`,
   })}`;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { query, sql } from '../db/sql.js';
-import { queueDrainsSql } from './syncs__drain.js';
+import { queueDrainsSql } from './sync-outbox.js';
 import { defineTask } from './task.js';
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from '../db/sql.js';
-import { queueSendingSql } from '../jobs/deliveries__send.js';
+import { queueSendingSql } from '../jobs/delivery-outbox.js';
 import { builder } from './builder.js';
 import { serviceError } from './errors.js';
 import { writableRows } from './key-access.js';

@@ -1,6 +1,6 @@
 import { CRM_KINDS } from '../connectors/crm/index.js';
 import { sql } from '../db/sql.js';
-import { queueDrainsSql, retriesSql } from '../jobs/syncs__drain.js';
+import { queueDrainsSql, retriesSql } from '../jobs/sync-outbox.js';
 import { builder } from './builder.js';
 import { serviceError } from './errors.js';
 import { writableRows } from './key-access.js';
