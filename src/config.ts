@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { CrmKind } from './connectors/crm/kinds.js';
+import { sandboxDefaultPath, type SandboxVariable } from './sandbox/system-table.js';
 
 /**
  * Every environment variable the service reads, parsed and validated in one place.
@@ -144,8 +145,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
   // The sandbox is the embedded database's default: a demo on a laptop reaches no real CRM.
   const sandbox = (e.SANDBOX ?? e.DATABASE_URL === undefined) ? { origin: new URL(baseUrl).origin, smtpPort: e.SANDBOX_SMTP_PORT } : null;
-  // With the sandbox on, outside systems not named explicitly are the sandbox's.
-  const outside = (name: keyof typeof SANDBOX_PATHS, value: string) => (sandbox && !isSet(env[name]) ? `${baseUrl}${SANDBOX_PATHS[name]}` : value);
+  // With the sandbox on, outside systems not named explicitly are the sandbox's: the path its router serves them at.
+  const outside = (name: SandboxVariable, value: string) => (sandbox && !isSet(env[name]) ? `${baseUrl}${sandboxDefaultPath(name)}` : value);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -187,14 +188,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sandbox,
   };
 }
-
-/** Where each outside system's sandbox stand-in is served, below `<BASE_URL>` (src/sandbox/systems.ts mounts them). */
-const SANDBOX_PATHS = {
-  HUBSPOT_BASE_URL: '/sandbox/hubspot',
-  SALESFORCE_LOGIN_URL: '/sandbox/salesforce/login',
-  SMARTLEAD_BASE_URL: '/sandbox/smartlead',
-  INSTANTLY_BASE_URL: '/sandbox/instantly',
-} as const;
 
 /** An unset variable and an empty one mean the same: take the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());

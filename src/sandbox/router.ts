@@ -4,13 +4,15 @@ import { verifySignature } from '../domain/webhook-signature.js';
 import { FAULT_KINDS, type FaultKind } from './journal.js';
 import { renderSandboxPage } from './page.js';
 import { JOURNALED_HEADERS, type Sandbox } from './sandbox.js';
-import { SANDBOX_SYSTEMS, type SandboxSystem } from './systems.js';
+import { SANDBOX_SYSTEMS, type SandboxSystem } from './system-table.js';
 import { sandboxView } from './view.js';
 
 /** Bodies the sandbox's systems take (a block list push of 1,000 values is far below). */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** A call forced to hang is let go after this long (the caller has given up by then). */
 const HANG_MS = 120_000;
+/** Where the sandbox is served: every system's path is below it. */
+const MOUNT = '/sandbox';
 
 /** Which page control a system answers to: Salesforce's login and instance fail together. */
 function faultGroup(system: SandboxSystem): string {
@@ -36,7 +38,7 @@ export function installSandbox(app: Express, sandbox: Sandbox): void {
   });
   router.post('/faults', express.urlencoded({ extended: false, limit: '4kb' }), express.json({ limit: '4kb' }), async (req, res) => {
     const { system, kind, count } = (req.body ?? {}) as Record<string, unknown>;
-    const groups = [...new Set(SANDBOX_SYSTEMS.map(faultGroup))];
+    const groups = [...new Set(SANDBOX_SYSTEMS.map((row) => faultGroup(row.system)))];
     const remaining = Number(count ?? 1);
     const problems = [
       ...(typeof system === 'string' && groups.includes(system) ? [] : [`system must be one of ${groups.join(', ')}`]),
@@ -51,12 +53,13 @@ export function installSandbox(app: Express, sandbox: Sandbox): void {
     if (req.is('application/json')) res.json({ system, kind, remaining });
     else res.redirect(303, '/sandbox');
   });
+  // Each system at its row's path (src/sandbox/system-table.ts): the path the configuration's defaults name.
   router.use('/:system', (req: Request<{ system: string }>, res, next) => {
-    const system = req.params.system as SandboxSystem;
-    if (!SANDBOX_SYSTEMS.includes(system)) return next();
-    serveSystem(sandbox, system, req, res).catch(next);
+    const row = SANDBOX_SYSTEMS.find((candidate) => candidate.path === `${MOUNT}/${req.params.system}`);
+    if (!row) return next();
+    serveSystem(sandbox, row.system, req, res).catch(next);
   });
-  app.use('/sandbox', router);
+  app.use(MOUNT, router);
 }
 
 async function serveSystem(sandbox: Sandbox, system: SandboxSystem, req: Request, res: Response): Promise<void> {

@@ -4,11 +4,15 @@ import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/s
 import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
 import { startSmtpEmulator, type CapturedMail, type SmtpEmulator } from '../emulators/smtp.js';
 import { SANDBOX_CREDENTIALS, SANDBOX_LISTS } from './demo.js';
+import { SANDBOX_SYSTEMS, type SandboxSystem } from './system-table.js';
+
+export type { SandboxSystem };
 
 /**
  * The sandbox's outside systems: the emulators the tests use (src/emulators/, one implementation for
  * tests, benchmarks and the sandbox), each on its own loopback port, reached through the service's
- * `/sandbox/<system>/` paths (src/sandbox/router.ts). They hold their state in memory; the journal
+ * `/sandbox/<system>/` paths (src/sandbox/router.ts); which system each emulator serves is a column of
+ * src/sandbox/system-table.ts. They hold their state in memory; the journal
  * (src/sandbox/journal.ts) is what persists it.
  */
 export interface SandboxSystems {
@@ -22,19 +26,6 @@ export interface SandboxSystems {
   smtp: SmtpEmulator | null;
   close(): Promise<void>;
 }
-
-/** The systems a request to `/sandbox/<system>/...` reaches, and where each one listens. */
-export type SandboxSystem = 'hubspot' | 'salesforce-login' | 'salesforce-instance' | 'smartlead' | 'instantly' | 'forwarding' | 'webhooks';
-
-export const SANDBOX_SYSTEMS: readonly SandboxSystem[] = [
-  'hubspot',
-  'salesforce-login',
-  'salesforce-instance',
-  'smartlead',
-  'instantly',
-  'forwarding',
-  'webhooks',
-];
 
 /** Starts every system with the demo's credentials and CRM lists. `sandboxUrl` is `<BASE_URL>/sandbox`. */
 export async function startSandboxSystems(options: { sandboxUrl: string; smtpPort: number; onMail: (mail: CapturedMail) => void }): Promise<SandboxSystems> {
@@ -67,20 +58,9 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
   };
 }
 
-/** The loopback base URL serving `system`. */
+/** The loopback base URL serving `system`: its row's emulator (src/sandbox/system-table.ts). */
 export function systemUrl(systems: SandboxSystems, system: SandboxSystem): string {
-  switch (system) {
-    case 'hubspot':
-      return systems.hubspot.url;
-    case 'salesforce-login':
-      return systems.salesforce.loginUrl;
-    case 'salesforce-instance':
-      return systems.salesforce.instanceUrl;
-    case 'smartlead':
-    case 'instantly':
-      return systems.sequencers.url;
-    case 'forwarding':
-    case 'webhooks':
-      return systems.receivers.url;
-  }
+  const row = SANDBOX_SYSTEMS.find((candidate) => candidate.system === system);
+  if (!row) throw new Error(`not a sandbox system: ${system}`);
+  return row.servedBy(systems);
 }

@@ -43,7 +43,7 @@ const DEFAULTS: Config = {
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   // The embedded database's default: the sandbox stands in for every outside system.
   hubspotBaseUrl: 'http://localhost:3000/sandbox/hubspot',
-  salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce/login',
+  salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce-login',
   crmBudgets: { HUBSPOT: 100, SALESFORCE: 10 },
   smartleadBaseUrl: 'http://localhost:3000/sandbox/smartlead',
   instantlyBaseUrl: 'http://localhost:3000/sandbox/instantly',
@@ -482,7 +482,7 @@ describe('loadConfig SANDBOX', () => {
     expect(config).toMatchObject({
       sandbox: { smtpPort: 2600 },
       hubspotBaseUrl: 'http://127.0.0.1:9000',
-      salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce/login',
+      salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce-login',
       relays: { smtpUrl: 'smtp://mail.internal:25' },
     });
   });

@@ -1,13 +1,23 @@
-/** The sandbox's pure parts: which URLs are its own, the demo pointed at it, signatures checked, the page escaped. */
+/**
+ * The sandbox's pure parts: which URLs are its own, the demo pointed at it, signatures checked, the page
+ * escaped, and its systems table (each configured default is a path its router serves).
+ */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FIXTURE } from '../../src/admin/demo.js';
 import { parseFixture } from '../../src/admin/fixture.js';
+import { loadConfig } from '../../src/config.js';
 import { isSandboxUrl } from '../../src/domain/sandbox.js';
 import { pastedIngressPath } from '../../src/domain/source-url.js';
 import { signatureHeader, verifySignature } from '../../src/domain/webhook-signature.js';
 import { sandboxFixture, SANDBOX_CREDENTIALS } from '../../src/sandbox/demo.js';
 import { renderSandboxPage } from '../../src/sandbox/page.js';
+import { installSandbox } from '../../src/sandbox/router.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { SANDBOX_SYSTEMS } from '../../src/sandbox/system-table.js';
 import type { SandboxView } from '../../src/sandbox/view.js';
 
 describe('isSandboxUrl', () => {
@@ -113,4 +123,48 @@ describe('renderSandboxPage', () => {
     expect(html).toContain('signature verified');
     expect(html).toContain('hubspot: 429 for 2 more call(s)');
   });
+});
+
+describe('the sandbox systems table', () => {
+  // The router in front of a stand-in sandbox that answers with the name of the system a request reached.
+  const standIn = {
+    journal: { takeFault: () => Promise.resolve(null) },
+    handle: (system: string) => Promise.resolve({ status: 200, headers: {}, body: Buffer.from(system) }),
+  } as unknown as Sandbox;
+  let server: Server;
+  let base: string;
+  const reached = async (url: string) => {
+    const res = await fetch(`${url}/probe`, { method: 'POST', body: '{}' });
+    return `${res.status} ${await res.text()}`;
+  };
+
+  beforeAll(async () => {
+    const app = express();
+    installSandbox(app, standIn);
+    server = await new Promise<Server>((resolve) => {
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it.each(SANDBOX_SYSTEMS.map((row) => [row.system, row] as const))('%s: the router serves its path', async (system, row) => {
+    expect(await reached(`${base}${row.path}`)).toBe(`200 ${system}`);
+  });
+
+  it.each(SANDBOX_SYSTEMS.flatMap((row) => (row.variable ? [[row.variable, row] as const] : [])))(
+    '%s: its sandbox default is the path the router serves the system at',
+    async (variable, row) => {
+      const defaults = loadConfig({ BASE_URL: base }, '/srv/pipeline');
+      const named = loadConfig({ BASE_URL: base, [variable]: 'https://elsewhere.test' }, '/srv/pipeline');
+      // The setting the variable governs: the one that changes when the variable is named.
+      const governed = Object.entries(defaults)
+        .filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(named[key as keyof typeof named]))
+        .map(([, value]) => value as string);
+      expect(governed).toEqual([`${base}${row.path}`]);
+      expect(await reached(governed[0]!)).toBe(`200 ${row.system}`);
+    },
+  );
 });
