@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { seedFixture } from '../src/admin/seed.js';
 import { loadConfig } from '../src/config.js';
+import { sampleFolder } from '../src/connectors/sequencers/samples.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { FORWARDING_HEADERS } from '../src/jobs/deliveries__send.js';
@@ -73,7 +74,7 @@ const STALL_MS = envNumber('BENCH_STALL_S', 120) * 1000;
 const PROFILE = process.env.BENCH_PROFILE || undefined;
 const TARGET = { healthyPerSecond: 2_000, healthyP99Ms: 1_000 };
 const TOKEN = 'bench-hubspot-token';
-const PAYLOADS = new URL('../test/fixtures/sequencer-payloads/smartlead/', import.meta.url);
+const PAYLOADS = sampleFolder('smartlead');
 const SELF = fileURLToPath(import.meta.url);
 const SPEC_ENV = 'BENCH_FORWARDING_CHILD';
 /** The event-loop delay histogram samples every this many ms and records the interval itself: the lag is what exceeds it. */

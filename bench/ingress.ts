@@ -33,6 +33,7 @@
  * Quick: BENCH_DURATION=5 BENCH_EVENTS=5000.
  */
 import type { CrmKind } from '../src/connectors/crm/kinds.js';
+import { sampleFolder } from '../src/connectors/sequencers/samples.js';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -80,7 +81,7 @@ const BARE_POOL = Math.round(envNumber('BENCH_BARE_POOL', 10));
 const TARGET = { ratio: 0.8, p99: 50, eventsPerSecond: 1_000 };
 const STALL_MS = 60_000;
 const TOKEN = 'bench-hubspot-token';
-const PAYLOADS = new URL('../test/fixtures/sequencer-payloads/smartlead/', import.meta.url);
+const PAYLOADS = sampleFolder('smartlead');
 const BODY = readFileSync(new URL('EMAIL_SENT.json', PAYLOADS), 'utf8');
 const SELF = fileURLToPath(import.meta.url);
 const SPEC_ENV = 'BENCH_INGRESS_CHILD';

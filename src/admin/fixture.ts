@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { CRM_KINDS } from '../connectors/crm/kinds.js';
 import { crmDefinition } from '../connectors/crm/registry.js';
-import { numericId } from '../connectors/crm/schema-fields.js';
+import type { SequencerCredentials } from '../connectors/sequencers/definition.js';
+import { PUSH_SEQUENCERS, sequencerDefinition } from '../connectors/sequencers/registry.js';
 
 /**
  * The fixture format of ../shared/fixtures/README.md: what tests, benchmarks, demos and the first
@@ -109,17 +110,16 @@ const replyRelaySchema = z
 /** A CRM-specific object (`crmRateLimit`, `crmSource`): its keys depend on the connection's CRM, checked once the whole fixture has parsed ({@link parseCrmShapes}). */
 const crmObject = z.record(z.string(), z.unknown(), { error: 'must be an object' });
 
+/**
+ * A block list's `sequencer`: first against the keys of every sequencer block lists are pushed to, each
+ * checked with its sequencer's schema (src/connectors/sequencers/<platform>/definition.ts), so a key no
+ * sequencer takes is refused here; then, once the fixture parsed, against its own platform's
+ * ({@link checkSequencer}). Each push sequencer's credentials are SequencerCredentials, hence the cast.
+ */
 const sequencerSchema = z
-  .object({
-    // Custom messages only: a message must never quote the key.
-    apiKey: z
-      .string({ error: 'is required (a string)' })
-      .min(1, { error: 'must not be empty' })
-      .max(512, { error: 'must be at most 512 characters' })
-      .regex(/^\S*$/, { error: 'must not contain spaces' }),
-    clientId: numericId('must be a Smartlead client id (digits)').optional(),
-  })
-  .strict();
+  .object(Object.assign({}, ...PUSH_SEQUENCERS.map((s) => s.credentials.shape)))
+  .strict()
+  .transform((credentials) => credentials as SequencerCredentials);
 
 const blocklistSchema = z
   .object({
@@ -404,12 +404,6 @@ const SUPPORTED_CRMS = new Intl.ListFormat('en', { type: 'conjunction' }).format
 /** The keys an object takes (`?` marks an optional one), as the README writes them: `{object, field?}`. */
 type Shape = readonly string[];
 
-/** The sequencers block lists can be pushed to, and what each takes in `sequencer` (a Map: platform names are free text). */
-const SEQUENCER_SHAPES: ReadonlyMap<string, Shape> = new Map([
-  ['smartlead', ['apiKey', 'clientId?']],
-  ['instantly', ['apiKey']],
-]);
-
 /** One message when keys of another shape are present (it names the right shape), else one per missing key. */
 function checkShape(value: object, shape: Shape, owner: string): Array<{ key?: string; message: string }> {
   const allowed = shape.map((key) => key.replace(/\?$/, ''));
@@ -421,14 +415,25 @@ function checkShape(value: object, shape: Shape, owner: string): Array<{ key?: s
   return shape.filter((key) => !key.endsWith('?') && !present.includes(key)).map((key) => ({ key, message: 'is required' }));
 }
 
-/** A block list's `sequencer` against its platform. */
+/** A block list's `sequencer` against its platform's credentials (keys, then values). */
 function checkSequencer({ sequencer, platform }: FixtureBlocklist, at: string): string[] {
   if (!sequencer) return [];
-  const shape = SEQUENCER_SHAPES.get(platform);
-  if (!shape) return [`${at}.sequencer: block lists are pushed only to ${[...SEQUENCER_SHAPES.keys()].join(' and ')}, not ${platform}`];
-  return checkShape(sequencer, shape, `the ${platform} sequencer`).map(
-    ({ key, message }) => `${at}.sequencer${key === undefined ? '' : `.${key}`}: ${message}`,
-  );
+  const definition = sequencerDefinition(platform);
+  if (!definition?.blocklistPush) return [`${at}.sequencer: block lists are pushed only to ${PUSH_PLATFORMS}, not ${platform}`];
+  const { credentials } = definition;
+  const problems = checkShape(sequencer, shapeOf(credentials), `the ${platform} sequencer`);
+  if (problems.length === 0)
+    credentials
+      .safeParse(sequencer)
+      .error?.issues.forEach(({ path, message }) => problems.push({ key: path.length > 0 ? formatPath(path) : undefined, message }));
+  return problems.map(({ key, message }) => `${at}.sequencer${key === undefined ? '' : `.${key}`}: ${message}`);
+}
+
+const PUSH_PLATFORMS = new Intl.ListFormat('en', { type: 'conjunction' }).format(PUSH_SEQUENCERS.map((s) => s.platform));
+
+/** An object schema's keys as a {@link Shape}: `?` on those it may leave out. */
+function shapeOf(schema: z.ZodObject): Shape {
+  return Object.entries(schema.shape).map(([key, value]) => (z.safeParse(value, undefined).success ? `${key}?` : key));
 }
 
 /** `['object', 'field?']` → `{object, field?}`. */

@@ -16,7 +16,8 @@ export interface RelayEmailInput {
   campaign: { id: string | null; name: string | null };
   reply: { subject: string | null; text: string | null };
   inboxUrl: string | null;
-  source: { id: number; platform: string };
+  /** The source, and its sequencer's name in messages (`Smartlead`: its definition's `name`, src/connectors/sequencers/<platform>/). */
+  source: { id: number; platformName: string };
   relay: { id: number; description: string; bodyTemplates: readonly string[] };
 }
 
@@ -70,8 +71,6 @@ export function relayEmail(input: RelayEmailInput): RelayEmail {
   };
 }
 
-const PLATFORM_NAMES: Record<string, string> = { smartlead: 'Smartlead', instantly: 'Instantly', heyreach: 'HeyReach', lemlist: 'lemlist' };
-
 type View = ReturnType<typeof templateView>;
 
 function templateView(input: RelayEmailInput) {
@@ -88,7 +87,7 @@ function templateView(input: RelayEmailInput) {
     },
     campaign: { id: input.campaign.id ?? '', name: input.campaign.name ?? '' },
     reply: { text: input.reply.text ?? '', subject: input.reply.subject ?? '' },
-    source: { id: String(input.source.id), platform: PLATFORM_NAMES[input.source.platform] ?? input.source.platform },
+    source: { id: String(input.source.id), platform: input.source.platformName },
     inbox: { url: input.inboxUrl ?? '' },
     relay: { id: String(input.relay.id), description: input.relay.description },
   };

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { DEFAULT_BLOCKLISTS } from '../config.js';
 import { createHttpClient, type HttpClient } from '../connectors/http/client.js';
-import { PUSH_BATCH, PUSH_PLATFORMS, pushValues, type PushAnswer, type PushPlatform, type PushTarget } from '../connectors/sequencers/blocklist-push.js';
+import { pushValues, type PushAnswer, type PushTarget } from '../connectors/sequencers/blocklist-push.js';
+import { sequencerDefinition } from '../connectors/sequencers/registry.js';
 import { openSecret } from '../domain/secrets.js';
 import { BlocklistStore, recordListFailure, type BlocklistRow, type PendingEntry } from './blocklist-store.js';
 import { enqueue } from './enqueue.js';
@@ -15,13 +16,14 @@ const MAX_RESCHEDULES = 5;
 
 /**
  * `blocklists__push {blocklistId}`: sends the list's pending entries to its sequencer's block list, at
- * most 1,000 per call, marking each call's entries pushed once the sequencer accepted them, so a crash
- * between calls resumes with the entries not yet pushed (only the one call in flight at a crash is sent
- * again, and a block list holds a value once). A call refused for its values is split in halves until
- * the refused values stand alone: each is recorded on its entry and the rest go on. A 429 is waited out
- * (its `Retry-After`); a refused key or a sequencer without a clear answer is recorded on the list. A
- * paused list is not pushed: the job stops at its next call. Nothing is ever removed from the sequencer.
- * Queued by the fetch, in the list's queue.
+ * most the sequencer's batch per call (1,000 for Smartlead and Instantly: their definitions,
+ * src/connectors/sequencers/<platform>/), marking each call's entries pushed once the sequencer accepted
+ * them, so a crash between calls resumes with the entries not yet pushed (only the one call in flight
+ * at a crash is sent again, and a block list holds a value once). A call refused for its values is split
+ * in halves until the refused values stand alone: each is recorded on its entry and the rest go on. A
+ * 429 is waited out (its `Retry-After`); a refused key or a sequencer without a clear answer is recorded
+ * on the list. A paused list is not pushed: the job stops at its next call. Nothing is ever removed from
+ * the sequencer. Queued by the fetch, in the list's queue.
  */
 export const blocklistsPush = defineTask({
   identifier: 'blocklists__push',
@@ -74,7 +76,7 @@ async function pushPending(env: JobEnvironment, { store, http }: { store: Blockl
     if (!list || !list.isEnabled || !list.allowed) return null;
     const target = pushTarget(env, list);
     if ('message' in target) return { ok: false, kind: 'auth', message: target.message };
-    const batch = await store.pending(id, PUSH_BATCH);
+    const batch = await store.pending(id, target.push.batch);
     if (batch.length === 0) {
       await store.finishPush(id);
       return null;
@@ -117,8 +119,8 @@ async function pushSplitting(
 
 /** Where the list goes, or why it cannot be pushed (recorded on the list). */
 function pushTarget(env: JobEnvironment, list: BlocklistRow): PushTarget | { message: string } {
-  const platform = list.platform.toLowerCase();
-  if (!(PUSH_PLATFORMS as readonly string[]).includes(platform)) return { message: `Pushing block lists to ${list.platform} is not supported` };
+  const sequencer = sequencerDefinition(list.platform.toLowerCase());
+  if (!sequencer?.blocklistPush) return { message: `Pushing block lists to ${list.platform} is not supported` };
   if (!list.sequencerCredentialsEncrypted) return { message: `The block list has no ${list.platform} account to push to: connect the sequencer` };
   let apiKey: unknown;
   try {
@@ -128,6 +130,6 @@ function pushTarget(env: JobEnvironment, list: BlocklistRow): PushTarget | { mes
   }
   if (typeof apiKey !== 'string' || apiKey === '') return { message: `The stored ${list.platform} credentials hold no API key: connect the sequencer again` };
   const urls = { ...DEFAULT_BLOCKLISTS, ...env.blocklists };
-  const baseUrl = platform === 'smartlead' ? urls.smartleadBaseUrl : urls.instantlyBaseUrl;
-  return { platform: platform as PushPlatform, baseUrl, apiKey, clientId: list.clientId };
+  const push = sequencer.blocklistPush;
+  return { name: sequencer.name, push, baseUrl: urls[push.baseUrl], apiKey, clientId: list.clientId };
 }

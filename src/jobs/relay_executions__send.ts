@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_RELAY_RETRY_SCHEDULE, DEFAULT_SMTP_FROM } from '../config.js';
 import { createMailer, type Mailer } from '../connectors/smtp/mailer.js';
 import { parseInbound } from '../connectors/sequencers/index.js';
+import { sequencerName } from '../connectors/sequencers/registry.js';
 import { sql, type Sql } from '../db/sql.js';
 import { retryDelayMs } from '../domain/retry-schedule.js';
 import { relayEmail } from '../domain/relay-email.js';
@@ -94,7 +95,7 @@ async function send(execution: ExecutionToSend, deps: Sending, helpers: JobHelpe
     campaign: event.campaign,
     reply: { subject: event.message.subject, text: event.message.text },
     inboxUrl: event.inboxUrl,
-    source: { id: execution.sourceId, platform: execution.platform },
+    source: { id: execution.sourceId, platformName: sequencerName(execution.platform) },
     relay: { id: execution.relayId, description: execution.description, bodyTemplates: execution.bodyTemplates },
   });
   await deps.store.startAttempt(id, email.unknownPlaceholders);

@@ -4,7 +4,8 @@
  * product works on first start without an account anywhere. Pure.
  */
 
-import { crmKindOf, unreachable } from '../connectors/crm/kinds.js';
+import { crmKindOf } from '../connectors/crm/kinds.js';
+import { unreachable } from '../domain/unreachable.js';
 
 /** The credentials the sandbox's systems accept; the demo's connections and block lists are given them. */
 export const SANDBOX_CREDENTIALS = {

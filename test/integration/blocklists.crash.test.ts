@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedFixture, type SeedResult } from '../../src/admin/seed.js';
-import { PUSH_BATCH } from '../../src/connectors/sequencers/blocklist-push.js';
+import { PUSH_BATCH } from '../../src/connectors/sequencers/instantly/blocklist-push.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { startSequencerEmulator, type SequencerEmulator } from '../../src/emulators/sequencer.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedFixture, type SeedResult } from '../../src/admin/seed.js';
 import { HUBSPOT_API_VERSION } from '../../src/connectors/crm/hubspot/paths.js';
+import { sampleFolder } from '../../src/connectors/sequencers/samples.js';
 import { HUBSPOT_VERSIONS, startHubspotEmulator, V1_OAUTH_END, type HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { startSequencerEmulator, type SequencerEmulator } from '../../src/emulators/sequencer.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
@@ -17,7 +18,7 @@ import { useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const ctx = useTestServer();
-const PAYLOADS = new URL('../fixtures/sequencer-payloads/smartlead/', import.meta.url);
+const PAYLOADS = sampleFolder('smartlead');
 const APP = { clientId: 'dated-client', clientSecret: 'dated-secret' };
 const READ_KEY = 'svcapi_hubspotDatedReader00000001';
 const SMARTLEAD_KEY = 'dated-smartlead-key';

@@ -3,8 +3,8 @@
  * ingress and comes out as CRM writes on the emulators (real HTTP) and a sync row visible through
  * GET /api/v1/syncs, with the real worker in between.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSample, sampleFiles } from '../../src/connectors/sequencers/samples.js';
 import { openSecret, sealSecret } from '../../src/domain/secrets.js';
 import { syncsDrain } from '../../src/jobs/syncs__drain.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
@@ -17,7 +17,6 @@ import { useTestServer } from '../support/server.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const ctx = useTestServer();
-const PAYLOADS = new URL('../fixtures/sequencer-payloads/', import.meta.url);
 const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
 
 let hubspot: HubspotEmulator;
@@ -83,9 +82,7 @@ function outcomeOf(requestId: number, ms = 20_000): Promise<SyncOutcome> {
   );
 }
 
-const samples = PLATFORMS.flatMap((platform) =>
-  readdirSync(new URL(`${platform}/`, PAYLOADS)).map((file) => [platform, file, readFileSync(new URL(`${platform}/${file}`, PAYLOADS), 'utf8')] as const),
-);
+const samples = PLATFORMS.flatMap((platform) => sampleFiles(platform).map((file) => [platform, file, readSample(platform, file)] as const));
 
 describe('every sample payload, into HubSpot', () => {
   it.each(samples)('%s %s', async (platform, _file, body) => {
@@ -143,7 +140,7 @@ describe('failures are recorded, never dropped', () => {
       },
     });
     const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: code } });
-    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+    const body = readSample('smartlead', 'EMAIL_SENT.json');
 
     for (let i = 0; i < 2; i += 1) {
       const sync = await outcomeOf(await ingest(code, body));
@@ -177,7 +174,7 @@ describe('a failure no retry changes (issue 20)', () => {
       BEGIN IF NEW.to_email = 'poison@prospect.test' THEN RAISE EXCEPTION 'value refused for the test' USING ERRCODE = '22023'; END IF; RETURN NEW; END $$`);
     await ctx.db.query('CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON syncs FOR EACH ROW EXECUTE FUNCTION refuse_poison()');
     try {
-      const sent = JSON.parse(readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')) as Record<string, unknown>;
+      const sent = JSON.parse(readSample('smartlead', 'EMAIL_SENT.json')) as Record<string, unknown>;
       const started = Date.now();
       // Action
       const requestId = await ingest(
@@ -206,7 +203,7 @@ describe('a failure no retry changes (issue 20)', () => {
 
 describe('outside text PostgreSQL cannot hold (issue 20)', () => {
   it('accepts escaped NULs and lone surrogates in values and keys, records the sync, and writes U+FFFD where they were', async () => {
-    const sent = JSON.parse(readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')) as Record<string, unknown>;
+    const sent = JSON.parse(readSample('smartlead', 'EMAIL_SENT.json')) as Record<string, unknown>;
     // JSON's escapes, as a sequencer would send them: the raw body is plain ASCII.
     const body = JSON.stringify({ ...sent, to_name: 'Nul\u0000Name', subject: 'Half \ud800 a pair', 'key\u0000with nul': 'x' });
     expect(body).toContain('\\u0000');
@@ -230,7 +227,7 @@ describe('outside text PostgreSQL cannot hold (issue 20)', () => {
     });
     await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2eNulAnswer000001' } });
     hubspot.failNext(1, { status: 400, token, body: { status: 'error', category: 'VALIDATION_ERROR', message: 'Property value\u0000 is invalid' } });
-    const sync = await outcomeOf(await ingest('e2eNulAnswer000001', readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
+    const sync = await outcomeOf(await ingest('e2eNulAnswer000001', readSample('smartlead', 'EMAIL_SENT.json')));
     expect(sync.status).toBe('error');
     expect(JSON.stringify(sync.error)).toContain('Property value\ufffd is invalid');
   });
@@ -238,7 +235,7 @@ describe('outside text PostgreSQL cannot hold (issue 20)', () => {
 
 describe('lead category signals', () => {
   it('stores the category of a LEAD_CATEGORY_UPDATED once per request, even when its job runs again', async () => {
-    const body = readFileSync(new URL('smartlead/LEAD_CATEGORY_UPDATED.json', PAYLOADS), 'utf8');
+    const body = readSample('smartlead', 'LEAD_CATEGORY_UPDATED.json');
     const requestId = await ingest(codes.smartlead!.hubspot, body);
     expect((await outcomeOf(requestId)).status).toBe('success');
     // The sync again, as after a crash between its steps: the recorded outcome ends it, nothing is added.
@@ -266,7 +263,7 @@ describe('lead category signals', () => {
 describe("an older release's job per event (a rolling deploy)", () => {
   it('moves its request into the sync outbox, and the drain writes it', async () => {
     // Setup: a request an older ingress stored with a syncs__run job, and no waiting sync.
-    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+    const body = readSample('smartlead', 'EMAIL_SENT.json');
     const requestId = await ingest(codes.smartlead!.hubspot, body);
     await outcomeOf(requestId);
     const [again] = await ctx.db.query<{ id: string }>(
@@ -295,7 +292,7 @@ describe('pipeline health under concurrent syncs', () => {
       ctx.db.query<{ state: string; consecutive_errors: number }>('SELECT state, consecutive_errors FROM pipeline_health WHERE source_id = $1', [source.id]);
     expect(await health()).toEqual([{ state: 'failing', consecutive_errors: 12 }]);
 
-    const good = await Promise.all(Array.from({ length: 3 }, () => ingest(code, readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8'))));
+    const good = await Promise.all(Array.from({ length: 3 }, () => ingest(code, readSample('smartlead', 'EMAIL_SENT.json'))));
     for (const requestId of good) expect((await outcomeOf(requestId)).status).toBe('success');
     expect(await health()).toEqual([{ state: 'healthy', consecutive_errors: 0 }]);
 
@@ -312,7 +309,7 @@ describe('pipeline health under concurrent syncs', () => {
   it('creates a pipeline health row once, not an id per batch', async () => {
     const code = 'e2eHealthIdsHubspot01';
     await ctx.db.prisma.source.create({ data: { connectionId: hubspotConnection, platform: 'smartlead', ingressCode: code } });
-    const body = readFileSync(new URL('smartlead/EMAIL_OPEN.json', PAYLOADS), 'utf8');
+    const body = readSample('smartlead', 'EMAIL_OPEN.json');
     const sequence = async () => Number((await ctx.db.query<{ last: string }>('SELECT last_value AS last FROM pipeline_health_id_seq'))[0]!.last);
     const before = await sequence();
 
@@ -339,12 +336,12 @@ describe('POST /api/v1/syncs/:id/retry', () => {
     expect((await retry(999999999, keys.acmeWrite)).body).toEqual({ statusCode: 404, message: 'Sync 999999999 not found', error: 'Not Found' });
     const globexSource = await ctx.db.prisma.source.findFirstOrThrow({ where: { ingressCode: INGRESS.globexLemlist } });
     const [other] = await ctx.db.query<{ id: string }>('SELECT id FROM syncs WHERE source_id = $1 LIMIT 1', [globexSource.id]);
-    const id = other?.id ?? (await outcomeOf(await ingest(INGRESS.globexLemlist, readFileSync(new URL('lemlist/emailsSent.json', PAYLOADS), 'utf8')))).id;
+    const id = other?.id ?? (await outcomeOf(await ingest(INGRESS.globexLemlist, readSample('lemlist', 'emailsSent.json')))).id;
     expect((await retry(id, keys.acmeWrite)).status).toBe(404);
   });
 
   it('answers 409 for a sync that is not an error', async () => {
-    const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, readFileSync(new URL('smartlead/EMAIL_OPEN.json', PAYLOADS), 'utf8')));
+    const sync = await outcomeOf(await ingest(codes.smartlead!.hubspot, readSample('smartlead', 'EMAIL_OPEN.json')));
     expect(sync.status).toBe('success');
     expect((await retry(sync.id, keys.acmeWrite)).body).toEqual({ statusCode: 409, message: 'Sync is not eligible for retry', error: 'Conflict' });
   });
@@ -353,7 +350,7 @@ describe('POST /api/v1/syncs/:id/retry', () => {
     const account = (await ctx.db.prisma.connection.findUniqueOrThrow({ where: { id: hubspotConnection } })).accountId;
     const connection = await ctx.db.prisma.connection.create({ data: { accountId: account, crm: 'PIPEDRIVE' } });
     const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2ePipedriveSource01' } });
-    const sync = await outcomeOf(await ingest('e2ePipedriveSource01', readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8')));
+    const sync = await outcomeOf(await ingest('e2ePipedriveSource01', readSample('smartlead', 'EMAIL_SENT.json')));
     expect(sync).toMatchObject({ status: 'error', error: { message: 'Writing to PIPEDRIVE is not supported' } });
     expect((await retry(sync.id, keys.acmeWrite)).status).toBe(409);
     await ctx.db.prisma.source.delete({ where: { id: source.id } });
@@ -365,7 +362,7 @@ describe('POST /api/v1/syncs/:id/retry', () => {
       data: { accountId: account, crm: 'HUBSPOT', credentialsEncrypted: sealSecret(TEST_ENCRYPTION_KEY, JSON.stringify({ accessToken: 'not-yet-valid' })) },
     });
     const source = await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'e2eRetrySource01' } });
-    const failed = await outcomeOf(await ingest('e2eRetrySource01', readFileSync(new URL('smartlead/EMAIL_REPLY.json', PAYLOADS), 'utf8')));
+    const failed = await outcomeOf(await ingest('e2eRetrySource01', readSample('smartlead', 'EMAIL_REPLY.json')));
     expect(failed.status).toBe('error');
     // The customer reconnects: the CRM now accepts the token.
     hubspot.accessTokens.add('not-yet-valid');
@@ -405,7 +402,7 @@ describe('OAuth refresh under concurrency', () => {
     salesforce.rotateRefreshTokens = true;
     salesforce.expireAccessTokens();
     const refreshesBefore = salesforce.tokenRefreshes.length;
-    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+    const body = readSample('smartlead', 'EMAIL_SENT.json');
 
     // Twenty at once: they run side by side in the worker, and each one meets the expired session.
     const requests = await Promise.all(Array.from({ length: 20 }, () => ingest('e2eRefreshBurst01', body)));

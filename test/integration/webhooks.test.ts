@@ -5,10 +5,10 @@
  * checked by Stripe's verifier, and pipelines failing and recovering against the HubSpot emulator.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiKey } from '../../src/admin/keys.js';
+import { readSample } from '../../src/connectors/sequencers/samples.js';
 import { sealSecret } from '../../src/domain/secrets.js';
 import { WEBHOOK_HEADERS } from '../../src/jobs/webhook_deliveries__send.js';
 import { createLogger } from '../../src/logger.js';
@@ -24,7 +24,6 @@ import { api, deliveriesOf, verifyDelivery } from '../support/webhooks.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const ctx = useTestServer({ OUTBOUND_ALLOW_PRIVATE: 'true' });
-const PAYLOADS = new URL('../fixtures/sequencer-payloads/', import.meta.url);
 
 let keys: TestKeys;
 let connectionScopedWrite: string;
@@ -290,7 +289,7 @@ describe('delivery', () => {
       },
     });
     await ctx.db.prisma.source.create({ data: { connectionId: connection.id, platform: 'smartlead', ingressCode: 'webhooksFanOut01' } });
-    const body = readFileSync(new URL('smartlead/EMAIL_SENT.json', PAYLOADS), 'utf8');
+    const body = readSample('smartlead', 'EMAIL_SENT.json');
 
     // The CRM refuses the token: the pipeline fails at once.
     await ingest(ctx.server.baseUrl, 'webhooksFanOut01', body);

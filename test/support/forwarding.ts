@@ -73,7 +73,7 @@ export function smartleadEvent(eventType: string, email: string, extra: Record<s
 
 /**
  * A Smartlead body the service cannot read: an event type, but no lead email anywhere
- * (src/connectors/sequencers/smartlead.ts needs one of sl_lead_email, to_email, lead_email, ...).
+ * (src/connectors/sequencers/smartlead/parser.ts needs one of sl_lead_email, to_email, lead_email, ...).
  */
 export const UNREADABLE_SMARTLEAD = '{"event_type":"EMAIL_SENT"}';
 

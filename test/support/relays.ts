@@ -3,9 +3,9 @@
  * address, so a test only reads the mail it caused), the relay_executions rows as the tests read them,
  * the jobs that move them, and the real Smartlead samples as bodies.
  */
-import { readFileSync } from 'node:fs';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { PrismaClient } from '../../src/db/prisma.js';
+import { readSample } from '../../src/connectors/sequencers/samples.js';
 import type { CapturedMail, SmtpEmulator } from '../../src/emulators/smtp.js';
 import type { TestDatabase } from './database.js';
 import { eventually } from './worker.js';
@@ -152,9 +152,9 @@ export function headerValue(mail: CapturedMail, name: string): string | undefine
 
 type Sample = 'EMAIL_REPLY' | 'LEAD_CATEGORY_UPDATED';
 
-/** A real Smartlead body (test/fixtures/sequencer-payloads/smartlead/<name>.json) as an object. */
+/** A real Smartlead body (src/connectors/sequencers/smartlead/samples/<name>.json) as an object. */
 function sample(name: Sample): Record<string, unknown> {
-  return JSON.parse(readFileSync(new URL(`../fixtures/sequencer-payloads/smartlead/${name}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
+  return JSON.parse(readSample('smartlead', `${name}.json`)) as Record<string, unknown>;
 }
 
 /**

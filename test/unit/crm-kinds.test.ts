@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { CRM_KINDS, crmKindOf, unreachable, type CrmKind } from '../../src/connectors/crm/kinds.js';
+import { CRM_KINDS, crmKindOf, type CrmKind } from '../../src/connectors/crm/kinds.js';
 import { CRMS, crmDefinition } from '../../src/connectors/crm/registry.js';
+import { unreachable } from '../../src/domain/unreachable.js';
 
 /**
  * The CRM kinds are a closed union: the `@ts-expect-error` lines below are type-level tests (`npm test`

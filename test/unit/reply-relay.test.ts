@@ -80,7 +80,7 @@ describe('relayEmail', () => {
     campaign: { id: '9181', name: 'Q1 Outreach' },
     reply: { subject: 'Quick question', text: 'Sounds good, send times' },
     inboxUrl: 'https://app.smartlead.example/app/master-inbox?leadMap=1',
-    source: { id: 12, platform: 'smartlead' },
+    source: { id: 12, platformName: 'Smartlead' },
     relay: { id: 3, description: 'AE copy', bodyTemplates: [] },
     ...over,
   });

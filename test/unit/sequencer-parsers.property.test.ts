@@ -3,14 +3,13 @@
  * event or a reasoned "unreadable", never a throw, and no canonical event carries U+0000 or a lone
  * surrogate, which PostgreSQL cannot store (issue 20). fast-check prints the seed of any failure.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseInbound } from '../../src/connectors/sequencers/index.js';
+import { SEQUENCER_PLATFORMS, type SequencerPlatform } from '../../src/connectors/sequencers/platforms.js';
+import { readSample, sampleFiles } from '../../src/connectors/sequencers/samples.js';
 
-const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
-const SAMPLES = fileURLToPath(new URL('../fixtures/sequencer-payloads/', import.meta.url));
+const PLATFORMS = SEQUENCER_PLATFORMS;
 /** Cases per property, and the time each may take at most (whichever comes first). */
 const RUNS = { numRuns: 400, interruptAfterTimeLimit: 4_000 };
 
@@ -31,10 +30,8 @@ const anyJson = fc.letrec<{ value: unknown }>((tie) => ({
 
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/; // eslint-disable-line no-control-regex -- what the property is about
 
-function samples(platform: string): Array<Record<string, unknown>> {
-  return readdirSync(`${SAMPLES}${platform}`)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(`${SAMPLES}${platform}/${f}`, 'utf8')) as Record<string, unknown>);
+function samples(platform: SequencerPlatform): Array<Record<string, unknown>> {
+  return sampleFiles(platform).map((f) => JSON.parse(readSample(platform, f)) as Record<string, unknown>);
 }
 
 /** Every string (and key) in a value, at any depth. */

@@ -3,20 +3,34 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { htmlToText, websiteDomain, normalizeEmail, parseTime, type InboundEvent, type ParseResult } from '../../src/connectors/sequencers/event.js';
-import { HEYREACH_EVENTS, parseHeyReach } from '../../src/connectors/sequencers/heyreach.js';
-import { INSTANTLY_EVENTS, INSTANTLY_STATUSES, parseInstantly } from '../../src/connectors/sequencers/instantly.js';
-import { LEMLIST_CATEGORIES, LEMLIST_EVENTS, parseLemlist } from '../../src/connectors/sequencers/lemlist.js';
-import { SMARTLEAD_EVENTS, parseSmartlead } from '../../src/connectors/sequencers/smartlead.js';
+import { HEYREACH_EVENTS, parseHeyReach } from '../../src/connectors/sequencers/heyreach/parser.js';
+import { INSTANTLY_EVENTS, INSTANTLY_STATUSES, parseInstantly } from '../../src/connectors/sequencers/instantly/parser.js';
+import { LEMLIST_CATEGORIES, LEMLIST_EVENTS, parseLemlist } from '../../src/connectors/sequencers/lemlist/parser.js';
+import { SMARTLEAD_EVENTS, parseSmartlead } from '../../src/connectors/sequencers/smartlead/parser.js';
 import { parseInbound, parserFor } from '../../src/connectors/sequencers/index.js';
+import { readSample as sampleText, sampleFiles as samplesOf } from '../../src/connectors/sequencers/samples.js';
+import { SEQUENCER_PLATFORMS, type SequencerPlatform } from '../../src/connectors/sequencers/platforms.js';
 import { mulberry32 } from '../support/random.js';
 
-// Copies of ../shared/fixtures/sequencer-payloads (CI clones this repository alone).
-const SAMPLES = fileURLToPath(new URL('../fixtures/sequencer-payloads/', import.meta.url));
+// Samples are named `<platform>/<file>`: copies of ../shared/fixtures/sequencer-payloads, each platform's in
+// src/connectors/sequencers/<platform>/samples/ (CI clones this repository alone).
 const SHARED_SAMPLES = fileURLToPath(new URL('../../../shared/fixtures/sequencer-payloads/', import.meta.url));
-const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
-type Platform = (typeof PLATFORMS)[number];
+// Every registered platform: one added asks for its factory, event field, samples' events and mapping rows.
+const PLATFORMS = SEQUENCER_PLATFORMS;
+type Platform = SequencerPlatform;
 
 const PARSERS = { smartlead: parseSmartlead, instantly: parseInstantly, heyreach: parseHeyReach, lemlist: parseLemlist };
+
+/** Our samples, as `<platform>/<file>`. */
+function ourSamples(): string[] {
+  return PLATFORMS.flatMap((platform) => samplesOf(platform).map((f) => `${platform}/${f}`));
+}
+
+/** A sample's raw text by its `<platform>/<file>` name. */
+function rawSample(name: string): string {
+  const [platform, file] = name.split('/') as [Platform, string];
+  return sampleText(platform, file);
+}
 
 function sampleFiles(root: string): string[] {
   return PLATFORMS.flatMap((platform) =>
@@ -29,7 +43,7 @@ function sampleFiles(root: string): string[] {
 }
 
 function readSample(name: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(`${SAMPLES}${name}`, 'utf8')) as Record<string, unknown>;
+  return JSON.parse(rawSample(name)) as Record<string, unknown>;
 }
 
 function parsed(result: ParseResult): InboundEvent {
@@ -239,7 +253,7 @@ const EXPECTED: Record<string, InboundEvent> = {
 };
 
 describe('sequencer samples', () => {
-  const files = sampleFiles(SAMPLES);
+  const files = ourSamples();
 
   it('has an expected event for every sample file, and a sample for every expectation', () => {
     expect(files.sort()).toEqual(Object.keys(EXPECTED).sort());
@@ -250,13 +264,13 @@ describe('sequencer samples', () => {
     const shared = sampleFiles(SHARED_SAMPLES);
     // Assertions
     expect(shared.sort()).toEqual(files.sort());
-    for (const name of shared) expect(readFileSync(`${SAMPLES}${name}`, 'utf8'), name).toBe(readFileSync(`${SHARED_SAMPLES}${name}`, 'utf8'));
+    for (const name of shared) expect(rawSample(name), name).toBe(readFileSync(`${SHARED_SAMPLES}${name}`, 'utf8'));
   });
 
   it.each(Object.keys(EXPECTED))('%s parses to its exact event', (name) => {
     // Setup
     const platform = name.split('/')[0]!;
-    const raw = readFileSync(`${SAMPLES}${name}`, 'utf8');
+    const raw = rawSample(name);
     // Action
     const result = parseInbound(platform, raw);
     // Assertions

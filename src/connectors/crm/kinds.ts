@@ -1,7 +1,7 @@
 /**
  * The CRMs the service writes into: a closed list. Adding one adds its registry entry
  * (src/connectors/crm/registry.ts), which the compiler then asks for, and a case to every `switch` over
- * the kind (each ends in {@link unreachable}).
+ * the kind (each ends in `unreachable()`, src/domain/unreachable.ts).
  */
 export const CRM_KINDS = ['HUBSPOT', 'SALESFORCE'] as const;
 export type CrmKind = (typeof CRM_KINDS)[number];
@@ -10,9 +10,4 @@ export type CrmKind = (typeof CRM_KINDS)[number];
 export function crmKindOf(crm: string): CrmKind | undefined {
   const upper = crm.toUpperCase();
   return (CRM_KINDS as readonly string[]).includes(upper) ? (upper as CrmKind) : undefined;
-}
-
-/** The end of an exhaustive `switch` over a union: a case left out fails compilation here. */
-export function unreachable(value: never): never {
-  throw new Error(`unhandled case: ${String(value)}`);
 }

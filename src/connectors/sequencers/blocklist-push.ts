@@ -1,21 +1,13 @@
 import { OutboundError, retryAfterMs, type HttpClient, type HttpResponse } from '../http/client.js';
-
-/** Sequencers whose block list we push to (the block list's `platform`). */
-export const PUSH_PLATFORMS = ['smartlead', 'instantly'] as const;
-export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+import type { BlocklistPush, PushAccount } from './definition.js';
 
 /**
- * Values per call: Instantly's bulk create takes 1 to 1,000; Smartlead documents no maximum for its
- * add call, so its list read's page maximum (1,000) is used for it too.
+ * Where a block list goes: the sequencer (its name in messages, and its call from its definition,
+ * `<platform>/blocklist-push.ts`) and the account.
  */
-export const PUSH_BATCH = 1_000;
-
-/** Where a block list goes: the sequencer, its API base URL, the account's key and (Smartlead) its client. */
-export interface PushTarget {
-  platform: PushPlatform;
-  baseUrl: string;
-  apiKey: string;
-  clientId: string | null;
+export interface PushTarget extends PushAccount {
+  name: string;
+  push: BlocklistPush;
 }
 
 /**
@@ -33,12 +25,13 @@ export type PushAnswer =
 
 const TIMEOUT_MS = 30_000;
 
-/** Sends up to {@link PUSH_BATCH} values to the sequencer's block list in one call. */
+/** Sends up to the sequencer's batch of values to its block list in one call. */
 export async function pushValues(http: HttpClient, target: PushTarget, values: readonly string[]): Promise<PushAnswer> {
-  const name = target.platform === 'smartlead' ? 'Smartlead' : 'Instantly';
+  const { name } = target;
+  const account = { baseUrl: target.baseUrl.replace(/\/+$/, ''), apiKey: target.apiKey, clientId: target.clientId };
   let response: HttpResponse;
   try {
-    response = await http.request(request(target, values));
+    response = await http.request({ ...target.push.request(account, values), timeoutMs: TIMEOUT_MS });
   } catch (error) {
     if (error instanceof OutboundError)
       return { ok: false, kind: 'unavailable', message: `${name} block list: ${error.code === 'timeout' ? 'no answer in time' : error.code}` };
@@ -51,23 +44,6 @@ export async function pushValues(http: HttpClient, target: PushTarget, values: r
   if (response.status === 401 || response.status === 403) return { ok: false, kind: 'auth', message: `${message} (check the sequencer API key)` };
   if (response.status >= 500) return { ok: false, kind: 'unavailable', message };
   return { ok: false, kind: 'rejected', message };
-}
-
-function request(target: PushTarget, values: readonly string[]) {
-  const base = target.baseUrl.replace(/\/+$/, '');
-  if (target.platform === 'smartlead') {
-    const url = new URL(`${base}/api/v1/leads/add-domain-block-list`);
-    url.searchParams.set('api_key', target.apiKey);
-    const clientId = target.clientId !== null && /^\d+$/.test(target.clientId) ? Number(target.clientId) : target.clientId;
-    return { method: 'POST', url, json: { domain_block_list: values, ...(clientId !== null ? { client_id: clientId } : {}) }, timeoutMs: TIMEOUT_MS };
-  }
-  return {
-    method: 'POST',
-    url: `${base}/api/v2/block-lists-entries/bulk-create`,
-    headers: { authorization: `Bearer ${target.apiKey}` },
-    json: { bl_values: values },
-    timeoutMs: TIMEOUT_MS,
-  };
 }
 
 /** The sequencer's own words, short, with the key cut out should it echo it. */

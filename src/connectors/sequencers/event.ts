@@ -8,9 +8,10 @@ import { normalizeProfileUrl } from '../../domain/profile-url.js';
 import { excerpt } from '../../domain/excerpt.js';
 import { registrableDomain } from '../../domain/registrable-domain.js';
 import { normalizeEmail } from '../../domain/email-address.js';
+import type { SequencerPlatform } from './platforms.js';
 
 export interface InboundEvent {
-  platform: 'smartlead' | 'instantly' | 'heyreach' | 'lemlist';
+  platform: SequencerPlatform;
   /** Canonical type from src/domain/event-types.ts; an unmapped platform event becomes `UNKNOWN` and `rawEventType` keeps it. */
   eventType: string;
   rawEventType: string;
@@ -35,8 +36,6 @@ export interface InboundEvent {
 }
 export type ParseResult = { ok: true; event: InboundEvent } | { ok: false; reason: string };
 export type SequencerParser = (body: unknown) => ParseResult;
-
-export type Platform = InboundEvent['platform'];
 
 /** The canonical type of an event a platform sends that has no meaning in our table. */
 export const UNKNOWN_EVENT_TYPE = 'UNKNOWN';
@@ -63,7 +62,7 @@ export const id = z
   .optional();
 
 /** An absolute http(s) URL, or undefined (a `javascript:` link or a relative path is not a link we print). */
-export const webUrl = z
+const webUrl = z
   .unknown()
   .transform((v) => {
     if (typeof v !== 'string' || !URL.canParse(v.trim())) return undefined;
@@ -71,6 +70,18 @@ export const webUrl = z
     return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
   })
   .optional();
+
+/**
+ * The lead's page in the sequencer's inbox: the first of the body's `fields` (its definition's
+ * `inboxLink`) that holds a web URL ({@link webUrl}), or null.
+ */
+export function inboxLink(body: Record<string, unknown>, fields: readonly string[]): string | null {
+  for (const field of fields) {
+    const url = Object.hasOwn(body, field) ? webUrl.parse(body[field]) : undefined;
+    if (url !== undefined) return url;
+  }
+  return null;
+}
 
 /** A boolean, or undefined. */
 export const flag = z
@@ -272,7 +283,7 @@ export function ids(entries: Record<string, string | undefined>): Record<string,
 }
 
 /** `reason` prefixed with where it came from, e.g. `smartlead EMAIL_OPEN: ...`. */
-export function failure(platform: Platform, rawEventType: string | null, reason: string): { ok: false; reason: string } {
+export function failure(platform: SequencerPlatform, rawEventType: string | null, reason: string): { ok: false; reason: string } {
   return { ok: false, reason: `${platform}${rawEventType ? ` ${excerpt(rawEventType, 40)}` : ''}: ${reason}` };
 }
 
@@ -280,7 +291,7 @@ export function failure(platform: Platform, rawEventType: string | null, reason:
  * Wraps a parser so that it never throws: a body that is not a JSON object is refused up front, and an
  * unexpected exception becomes a refusal too (the payload is kept with an error, never lost).
  */
-export function guarded(platform: Platform, parse: (body: Record<string, unknown>) => ParseResult): SequencerParser {
+export function guarded(platform: SequencerPlatform, parse: (body: Record<string, unknown>) => ParseResult): SequencerParser {
   return (body) => {
     if (!isRecord(body)) return failure(platform, null, `body must be a JSON object, got ${describeNonObject(body)}`);
     try {

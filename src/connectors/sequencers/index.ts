@@ -1,27 +1,18 @@
 /**
- * The sequencer payload parsers by platform. A body that cannot be parsed is an `ok: false` result whose
- * reason the sync records as its error: nothing here throws, and nothing is dropped.
+ * The sequencer payload parsers by platform (each sequencer's definition names its parser: ./registry.ts).
+ * A body that cannot be parsed is an `ok: false` result whose reason the sync records as its error:
+ * nothing here throws, and nothing is dropped.
  */
 import { excerpt } from '../../domain/excerpt.js';
 import { storableJson } from '../../domain/storable-text.js';
 import { describeNonObject, isRecord, type ParseResult, type SequencerParser } from './event.js';
-import { parseHeyReach } from './heyreach.js';
-import { parseInstantly } from './instantly.js';
-import { parseLemlist } from './lemlist.js';
-import { parseSmartlead } from './smartlead.js';
+import { sequencerDefinition } from './registry.js';
 
 export type { ParseResult, SequencerParser } from './event.js';
 
-const PARSERS: Readonly<Record<string, SequencerParser>> = {
-  smartlead: parseSmartlead,
-  instantly: parseInstantly,
-  heyreach: parseHeyReach,
-  lemlist: parseLemlist,
-};
-
 /** The parser of a platform (`smartlead`, `instantly`, `heyreach`, `lemlist`), or undefined. */
 export function parserFor(platform: string): SequencerParser | undefined {
-  return Object.hasOwn(PARSERS, platform) ? PARSERS[platform] : undefined;
+  return sequencerDefinition(platform)?.parse;
 }
 
 /** Parses a raw request body posted by `platform`. Never throws. */

@@ -12,6 +12,7 @@ import {
   guarded,
   id,
   identify,
+  inboxLink,
   ids,
   list,
   lookup,
@@ -21,7 +22,7 @@ import {
   text,
   websiteDomain,
   type SequencerParser,
-} from './event.js';
+} from '../event.js';
 
 /** HeyReach event (lower-cased) → canonical type. */
 export const HEYREACH_EVENTS: Readonly<Record<string, string>> = {
@@ -40,6 +41,9 @@ export const HEYREACH_EVENTS: Readonly<Record<string, string>> = {
   // A tag is HeyReach's lead label: reply-relay allowlists match it like a category.
   lead_tag_updated: 'LEAD_CATEGORY_UPDATED',
 };
+
+/** Its webhooks link no inbox page. */
+export const HEYREACH_INBOX_LINK = [] as const;
 
 /** With `is_inmail: true`, a message event is its InMail counterpart. */
 const INMAIL: Readonly<Record<string, string>> = { MESSAGE_SENT: 'INMAIL_SENT', MESSAGE_REPLY_RECEIVED: 'INMAIL_REPLY_RECEIVED' };
@@ -119,7 +123,7 @@ export const parseHeyReach: SequencerParser = guarded('heyreach', (body) => {
       campaign: { id: p.campaign?.id ?? null, name: p.campaign?.name ?? null },
       message: { subject: null, text: direction ? (latest?.message ?? p.message ?? null) : null, direction },
       leadCategory: tag,
-      inboxUrl: null,
+      inboxUrl: inboxLink(body, HEYREACH_INBOX_LINK),
       sequencerIds: ids({
         leadId: lead?.id,
         conversationId: p.conversation_id,

@@ -12,6 +12,7 @@ import {
   htmlToText,
   id,
   identify,
+  inboxLink,
   ids,
   lookup,
   normalizeEmail,
@@ -19,7 +20,7 @@ import {
   text,
   websiteDomain,
   type SequencerParser,
-} from './event.js';
+} from '../event.js';
 
 /** lemlist activity type (lower-cased) → canonical type. */
 export const LEMLIST_EVENTS: Readonly<Record<string, string>> = {
@@ -54,6 +55,9 @@ export const LEMLIST_CATEGORIES: Readonly<Record<string, string>> = {
   apinotinterested: 'Not Interested',
   manualnotinterested: 'Not Interested',
 };
+
+/** Its webhooks link no inbox page. */
+export const LEMLIST_INBOX_LINK = [] as const;
 
 const Payload = z.object({
   _id: id,
@@ -131,7 +135,7 @@ export const parseLemlist: SequencerParser = guarded('lemlist', (body) => {
         direction,
       },
       leadCategory: categoryName ? { id: null, name: categoryName } : null,
-      inboxUrl: null,
+      inboxUrl: inboxLink(body, LEMLIST_INBOX_LINK),
       sequencerIds: ids({
         activityId: p._id,
         leadId: p.leadId,

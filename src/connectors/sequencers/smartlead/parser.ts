@@ -13,6 +13,7 @@ import {
   htmlToText,
   id,
   identify,
+  inboxLink,
   ids,
   lookup,
   nested,
@@ -21,8 +22,7 @@ import {
   text,
   websiteDomain,
   type SequencerParser,
-  webUrl,
-} from './event.js';
+} from '../event.js';
 
 /** Smartlead event (upper-cased) → canonical type. The second group are older names still sent. */
 export const SMARTLEAD_EVENTS: Readonly<Record<string, string>> = {
@@ -40,6 +40,9 @@ export const SMARTLEAD_EVENTS: Readonly<Record<string, string>> = {
   EMAIL_REPLIED: 'EMAIL_REPLY',
   EMAIL_BOUNCED: 'EMAIL_BOUNCE',
 };
+
+/** Where its webhooks link the lead's conversation in the master inbox (`app_url` on older ones). */
+export const SMARTLEAD_INBOX_LINK = ['ui_master_inbox_link', 'app_url'] as const;
 
 const messagePart = nested({ message_id: text, text: text, html: text, time: text, subject: text });
 const lead = nested({
@@ -91,8 +94,6 @@ const Payload = z.object({
   reply_body: text, // deprecated
   preview_text: text, // deprecated
   reply: nested({ subject: text, body: text }), // oldest format
-  ui_master_inbox_link: webUrl,
-  app_url: webUrl,
   // Category
   lead_category: nested({ new_id: id, new_name: text }),
   category: text, // deprecated
@@ -165,7 +166,7 @@ export const parseSmartlead: SequencerParser = guarded('smartlead', (body) => {
         direction,
       },
       leadCategory: categoryName ? { id: p.lead_category?.new_id ?? p.lead_category_id ?? null, name: categoryName } : null,
-      inboxUrl: p.ui_master_inbox_link ?? p.app_url ?? null,
+      inboxUrl: inboxLink(body, SMARTLEAD_INBOX_LINK),
       sequencerIds: ids({
         leadId: p.sl_email_lead_id ?? p.lead_id ?? p.lead?.id,
         leadMapId: p.sl_email_lead_map_id,

@@ -13,6 +13,7 @@ import {
   htmlToText,
   id,
   identify,
+  inboxLink,
   ids,
   lookup,
   normalizeEmail,
@@ -20,8 +21,7 @@ import {
   text,
   websiteDomain,
   type SequencerParser,
-  webUrl,
-} from './event.js';
+} from '../event.js';
 
 /** Instantly event → canonical type. */
 export const INSTANTLY_EVENTS: Readonly<Record<string, string>> = {
@@ -53,10 +53,12 @@ export const INSTANTLY_STATUSES: Readonly<Record<string, string>> = {
   lead_no_show: 'No Show',
 };
 
+/** Where its webhooks link the lead's conversation in the Unibox. */
+export const INSTANTLY_INBOX_LINK = ['unibox_url'] as const;
+
 // Lead data is merged from the customer's lead list, so its field names vary with how it was imported.
 const Payload = z.object({
   event_type: text,
-  unibox_url: webUrl,
   timestamp: text,
   workspace: id,
   campaign_id: id,
@@ -143,7 +145,7 @@ export const parseInstantly: SequencerParser = guarded('instantly', (body) => {
         direction,
       },
       leadCategory: categoryName !== undefined ? { id: null, name: categoryName } : null,
-      inboxUrl: p.unibox_url ?? null,
+      inboxUrl: inboxLink(body, INSTANTLY_INBOX_LINK),
       sequencerIds: ids({
         emailId: p.email_id,
         step: p.step,

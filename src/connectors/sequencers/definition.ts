@@ -1,0 +1,69 @@
+import type { z } from 'zod';
+import type { BlocklistConfig } from '../../config.js';
+import type { HttpRequest } from '../http/client.js';
+import type { SequencerParser } from './event.js';
+import type { SequencerPlatform } from './platforms.js';
+
+/**
+ * What the service knows of one sequencer, in one place: its folder's `definition.ts` exports it, and the
+ * registry (./registry.ts) holds one per {@link SequencerPlatform}. The ingress parse, the relay email,
+ * the block-list push and the fixture format read it from there. The folder also holds the parser's
+ * samples (`samples/*.json`, read through ./samples.ts).
+ */
+export type SequencerDefinition = SequencerBasics & SequencerAccount;
+
+interface SequencerBasics {
+  platform: SequencerPlatform;
+  /** Its name in messages and relay emails: `Smartlead`. */
+  name: string;
+  /** Its webhook parser (`<platform>/parser.ts`): any JSON value to an event or a reason, never a throw. */
+  parse: SequencerParser;
+  /**
+   * The payload fields that link the lead's conversation in the sequencer's inbox, the first web URL among
+   * them winning (the event's `inboxUrl`: a relay email's `Open in <name>` line and `{{inbox.url}}`);
+   * empty when its webhooks link none.
+   */
+  inboxLink: readonly string[];
+}
+
+/** The API account the service calls the sequencer with, and what it calls: a block-list push needs an account. */
+type SequencerAccount =
+  | {
+      /**
+       * A block list's `sequencer` (fixture, admin): the one schema its values are checked with, strict on
+       * input. Stored encrypted; the push reads its `apiKey` (Smartlead's client id is a block list column).
+       */
+      credentials: z.ZodObject & z.ZodType<SequencerCredentials>;
+      /** How a block list is pushed to it; absent when the service does not push there. */
+      blocklistPush?: BlocklistPush;
+    }
+  | { credentials?: undefined; blocklistPush?: undefined };
+
+/** What every sequencer's credentials hold: its API key and, for a sequencer with client accounts, the client. */
+export type SequencerCredentials = { apiKey: string; clientId?: string };
+
+/**
+ * What differs per sequencer when a block list is pushed: where, how many values a call, and the call.
+ * The rest (answers, timeouts, keys kept out of messages, splitting refused calls) is shared:
+ * ./blocklist-push.ts and src/jobs/blocklists__push.ts.
+ */
+export interface BlocklistPush {
+  /** The block-list setting holding its API's base URL (src/config.ts reads it from `<PLATFORM>_BASE_URL`). */
+  baseUrl: BaseUrlSetting;
+  /** Values per call (at most what the API takes). */
+  batch: number;
+  /** Its call that adds `values` to the account's block list, authenticated with the account's key (no timeout: the caller sets it). */
+  request: (account: PushAccount, values: readonly string[]) => HttpRequest;
+}
+
+/** The settings of BlocklistConfig that are base URLs. */
+type BaseUrlSetting = { [K in keyof BlocklistConfig]: BlocklistConfig[K] extends string ? K : never }[keyof BlocklistConfig];
+
+/** The account a block list is pushed to. */
+export interface PushAccount {
+  /** The API's base URL, without a trailing slash. */
+  baseUrl: string;
+  apiKey: string;
+  /** The block list's client (Smartlead), or null. */
+  clientId: string | null;
+}
