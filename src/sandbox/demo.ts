@@ -28,6 +28,16 @@ export const SANDBOX_CREDENTIALS = {
   instantly: 'sandbox-instantly-key',
 } as const;
 
+/**
+ * The sales reps who send the demo's and the samples' emails: the sandbox CRMs know each as a user
+ * (HubSpot owner, Salesforce User), so a source that assigns the contact owner finds one.
+ */
+export const SANDBOX_REPS: ReadonlyArray<{ email: string; firstName: string; lastName: string }> = [
+  { email: 'tom@northwind.test', firstName: 'Tom', lastName: 'North' },
+  { email: 'sender@northwind.test', firstName: 'Sam', lastName: 'Sender' },
+  { email: 'tom@acme.test', firstName: 'Tom', lastName: 'Acme' },
+];
+
 /** The HubSpot lists the demo's block lists read (their `crmSource.listId` in fixtures/demo.json). */
 export const SANDBOX_LISTS: ReadonlyArray<{ listId: string; name: string; objectType: 'contacts' | 'companies'; values: string[] }> = [
   { listId: '101', name: 'Customers and partners', objectType: 'companies', values: ['globex.test', 'initech.test', 'umbrella.test'] },

@@ -3,7 +3,7 @@ import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
 import { startSmtpEmulator, type CapturedMail, type SmtpEmulator } from '../emulators/smtp.js';
-import { SANDBOX_CREDENTIALS, SANDBOX_LISTS } from './demo.js';
+import { SANDBOX_CREDENTIALS, SANDBOX_LISTS, SANDBOX_REPS } from './demo.js';
 import { SANDBOX_SYSTEMS, type SandboxSystem } from './system-table.js';
 
 export type { SandboxSystem };
@@ -36,6 +36,11 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
   }
   for (const list of SANDBOX_LISTS) hubspot.addList(list);
   const salesforce = await startSalesforceEmulator(SANDBOX_CREDENTIALS.salesforce);
+  SANDBOX_REPS.forEach((rep, i) => {
+    hubspot.owners.push({ id: String(7001 + i), email: rep.email, firstName: rep.firstName, lastName: rep.lastName, userId: 97001 + i });
+    const id = `0055B000000${String(7001 + i)}AAA`;
+    salesforce.users.set(id, { Id: id, Email: rep.email, IsActive: true, Name: `${rep.firstName} ${rep.lastName}`, CreatedDate: new Date().toISOString() });
+  });
   // The instance the token endpoint names is the sandbox's public path, not the emulator's loopback port.
   salesforce.refreshInstanceUrl = `${options.sandboxUrl}/salesforce-instance`;
   const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
