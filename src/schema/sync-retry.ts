@@ -19,7 +19,7 @@ builder.mutationField('retrySync', (t) =>
   t.field({
     type: RetryRef,
     description:
-      'Queues a retry of a sync whose status is `error`, on a HubSpot or Salesforce connection. Write scope, checked before anything is ' +
+      'Queues a retry of a sync whose status is `error`, on a connection to a CRM we write to. Write scope, checked before anything is ' +
       'looked up. The retry resumes from the CRM steps the sync already completed, so it never writes an activity twice. Support staff may ' +
       'retry a sync of any account (audited).',
     args: { id: t.arg({ type: 'BigInt', required: true, description: 'Sync id.' }) },
