@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, parseCronItems, run, type WorkerEvents } from 'graphile-worker';
 import { BLOCKLIST_CRON } from './jobs/blocklists__schedule.js';
-import { queueWaitingDrainsSql } from './jobs/syncs__drain.js';
+import { queueWaitingDrainsSql } from './jobs/sync-outbox.js';
 import { query, sql } from './db/sql.js';
 import type pg from 'pg';
 import { AbandonedLockSweeper } from './jobs/abandoned-locks.js';

@@ -8,7 +8,7 @@ import { openSecret } from '../domain/secrets.js';
 import { BlocklistStore, recordListFailure, type BlocklistRow } from './blocklist-store.js';
 import { blocklistQueue, blocklistsPush } from './blocklists__push.js';
 import { connectionCrmConfig } from './crm-config.js';
-import { addJobsSql, enqueue } from './enqueue.js';
+import { enqueue } from './enqueue.js';
 import { CredentialRenewals } from './credential-renewals.js';
 import { defineTask, type JobEnvironment } from './task.js';
 
@@ -35,7 +35,8 @@ const payload = z.object({
 export const blocklistsFetch = defineTask({
   identifier: 'blocklists__fetch',
   payload,
-  // Errors are recorded on the list, not thrown: graphile-worker's attempts are for crashes.
+  // Errors are recorded on the list, not thrown: graphile-worker's attempts are for crashes. One fetch per
+  // list, in the list's queue; blocklistFetchKeySql() and blocklistQueueSql() below spell the same rules in SQL.
   defaults: { maxAttempts: 5, jobKey: (p) => blocklistFetchKey(p.blocklistId), queueName: (p) => blocklistQueue(p.blocklistId) },
   healthCheck: 'destinations_blocklists',
   lane: 'loops',
@@ -69,16 +70,20 @@ export function blocklistFetchKey(blocklistId: number): string {
 }
 
 /**
- * SQL that queues a fetch for each row of `lists` (a relation with `id` and `kind` columns), under the
- * task's key and queue, for statements that decide which lists run (the schedule, a resync).
+ * A list's fetch key (`blocklist-fetch:<blocklistId>`, {@link blocklistFetchKey}'s rule) as SQL over an
+ * expression of its id: for the statements that queue rounds (src/jobs/blocklist-rounds.ts).
  */
-export function queueFetchSql(lists: Sql): Sql {
-  return addJobsSql(blocklistsFetch, {
-    from: lists,
-    payload: { blocklistId: sql`id`, kind: sql`kind` },
-    jobKey: sql`'blocklist-fetch:' || id`,
-    queueName: sql`'blocklist:' || id`,
-  });
+export function blocklistFetchKeySql(blocklistId: Sql): Sql {
+  return sql`'blocklist-fetch:' || ${blocklistId}`;
+}
+
+/**
+ * A list's named queue, shared by its fetch and its push (`blocklist:<blocklistId>`, the rule of
+ * blocklists__push.ts' `blocklistQueue`), as SQL over an expression of its id: for the statements that
+ * queue rounds (src/jobs/blocklist-rounds.ts).
+ */
+export function blocklistQueueSql(blocklistId: Sql): Sql {
+  return sql`'blocklist:' || ${blocklistId}`;
 }
 
 /** Every value of the CRM list, normalised, deduplicated, in the order first seen. */

@@ -2,7 +2,7 @@ import type { CronItem } from 'graphile-worker';
 import { z } from 'zod';
 import { DEFAULT_BLOCKLISTS } from '../config.js';
 import { query, sql } from '../db/sql.js';
-import { queueFetchSql } from './blocklists__fetch.js';
+import { queueFetchSql } from './blocklist-rounds.js';
 import { defineTask } from './task.js';
 
 /**

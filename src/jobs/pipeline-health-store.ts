@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { applyOutcomes, pipelineKey, type PipelineHealthState, type PipelineOutcome, type PipelineRef } from '../domain/pipeline-health.js';
 import { randomToken } from '../domain/secrets.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
-import { fanOutSql, queueWebhookSendingSql } from './webhook_deliveries__send.js';
+import { fanOutSql, queueWebhookSendingSql } from './webhook-outbox.js';
 
 /**
  * Moves the health of the pipelines behind a batch of recorded sync outcomes, inside the caller's

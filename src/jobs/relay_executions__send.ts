@@ -9,7 +9,7 @@ import { retryDelayMs } from '../domain/retry-schedule.js';
 import { relayEmail } from '../domain/relay-email.js';
 import { allowlistDecision, currentCategory } from '../domain/reply-relay.js';
 import { classifySmtpFailure } from '../domain/smtp-failure.js';
-import { addJobsSql, enqueue } from './enqueue.js';
+import { enqueue } from './enqueue.js';
 import { RelayStore, type ExecutionToSend } from './relay-store.js';
 import { defineTask } from './task.js';
 
@@ -24,7 +24,8 @@ import { defineTask } from './task.js';
 export const relayExecutionsSend = defineTask({
   identifier: 'relay_executions__send',
   payload: z.object({ executionId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
-  // A reschedule replaces the execution's waiting job (the key), so an execution never has two.
+  // A reschedule replaces the execution's waiting job (the key), so an execution never has two;
+  // relayJobKeySql() below spells the same rule in SQL.
   defaults: { maxAttempts: 10, jobKey: (payload) => relayJobKey(payload.executionId) },
   healthCheck: 'destinations_reply_relays',
   handler(env) {
@@ -52,18 +53,16 @@ export const relayExecutionsSend = defineTask({
   },
 });
 
-/** SQL for a CTE that queues one send job for each execution in `executions` (id, run_at). */
-export function queueRelaySendSql(executions: Sql): Sql {
-  return sql`SELECT count(*) FROM ${addJobsSql(relayExecutionsSend, {
-    from: sql`${executions} AS e`,
-    payload: { executionId: sql`e.id` },
-    runAt: sql`e.run_at`,
-    jobKey: sql`'relay:' || e.id`,
-  })}`;
-}
-
 function relayJobKey(executionId: number): string {
   return `relay:${executionId}`;
+}
+
+/**
+ * An execution's send job key (`relay:<executionId>`, the rule `defaults` spells above), as SQL over an
+ * expression of its id: for the statement that writes executions and queues their sends (src/jobs/relay-sends.ts).
+ */
+export function relayJobKeySql(executionId: Sql): Sql {
+  return sql`'relay:' || ${executionId}`;
 }
 
 interface Sending {

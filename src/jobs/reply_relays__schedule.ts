@@ -4,7 +4,7 @@ import { DEFAULT_SMTP_FROM } from '../config.js';
 import { parseInbound } from '../connectors/sequencers/index.js';
 import { sql, type Sql } from '../db/sql.js';
 import { isRelayedReply } from '../domain/reply-relay.js';
-import { queueRelaySendSql } from './relay_executions__send.js';
+import { queueRelaySendSql } from './relay-sends.js';
 import { RelayStore, type RelayedRequest } from './relay-store.js';
 import { defineTask } from './task.js';
 

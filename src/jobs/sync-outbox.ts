@@ -1,12 +1,12 @@
 import { sql, type Sql } from '../db/sql.js';
 import { addJobsSql } from './enqueue.js';
-import { drainQueueSql, syncsDrain } from './syncs__drain.js';
+import { drainQueueSql, drainWakeUpsSql, syncsDrain } from './syncs__drain.js';
 
 // The sync outbox (`pending_syncs`) as the statements that put syncs in it compose it: the ingress, an
 // asked-for retry, a bulk re-sync and an older release's `syncs__run` jobs write waiting syncs and queue
 // their connections' drains (`syncs__drain`, whose module says how its jobs are keyed and queued) in that
-// same statement, so no sync waits without its drain. The drains' own side of the outbox (claims,
-// outcomes, reschedules) is src/jobs/sync-store.ts.
+// same statement, so no sync waits without its drain; a worker's start queues the drains of whatever
+// waits. The drains' own side of the outbox (claims, outcomes, reschedules) is src/jobs/sync-store.ts.
 
 /**
  * SQL that queues the drain of each connection in `connections` (a relation with a `connection_id`
@@ -35,4 +35,12 @@ export function retriesSql(syncs: Sql): Sql {
              SELECT request_id, connection_id, true FROM ${syncs}
              ON CONFLICT (request_id) DO UPDATE SET retry = true, due_at = LEAST(pending_syncs.due_at, now())
              RETURNING connection_id`;
+}
+
+/**
+ * SQL queueing the drains of every connection with waiting syncs, each at its first one's due time (a
+ * worker's start: syncs moved from an older release's jobs, or whose wake-up a restored backup lost).
+ */
+export function queueWaitingDrainsSql(): Sql {
+  return drainWakeUpsSql(sql`(SELECT connection_id, min(due_at) AS due_at FROM pending_syncs GROUP BY connection_id) AS waiting`);
 }

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { withTransaction } from '../db/transaction.js';
 import { query, sql, type Sql } from '../db/sql.js';
-import { addJobsSql, enqueue } from './enqueue.js';
+import { enqueue } from './enqueue.js';
 import { queueDrainsSql, retriesSql } from './sync-outbox.js';
 import { defineTask } from './task.js';
 
@@ -21,6 +21,7 @@ const WAIT_MS = 2_000;
 export const syncsBulkRetry = defineTask({
   identifier: 'syncs__bulk_retry',
   payload: z.object({ bulkRetryId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
+  // One job per bulk; bulkRetryKeySql() below spells the same rule in SQL.
   defaults: { maxAttempts: 10, jobKey: (p) => bulkRetryJobKey(p.bulkRetryId) },
   handler(env) {
     return async (job, helpers) => {
@@ -36,16 +37,19 @@ export const syncsBulkRetry = defineTask({
   },
 });
 
-/** The first job of a bulk, as SQL over a relation holding its `id` (the mutation writes the bulk and queues it in one statement). */
-export function queueBulkRetrySql(from: Sql): Sql {
-  return addJobsSql(syncsBulkRetry, { from, payload: { bulkRetryId: sql`id` }, jobKey: sql`${KEY_PREFIX} || id` });
-}
-
 /** One job per bulk: a reschedule replaces the waiting one. */
 const KEY_PREFIX = 'bulk-retry:';
 
 function bulkRetryJobKey(bulkRetryId: number): string {
   return `${KEY_PREFIX}${bulkRetryId}`;
+}
+
+/**
+ * A bulk's job key (`bulk-retry:<bulkRetryId>`, the rule `defaults` spells above), as SQL over an
+ * expression of its id: for the statement that writes a bulk and queues its first job (src/jobs/bulk-retries.ts).
+ */
+export function bulkRetryKeySql(bulkRetryId: Sql): Sql {
+  return sql`${KEY_PREFIX} || ${bulkRetryId}`;
 }
 
 /** Queues the bulk's next chunk if the last ones have run; true once every item is queued. */

@@ -51,7 +51,7 @@ export const syncsDrain = defineTask({
     // One set of stores per worker process: they group the database work of the drains running at once.
     const stores: Stores = {
       memory: new RoundMemory(PROCESS_BODY_BYTES),
-      store: new SyncStore(env.pool, wakeUpsSql),
+      store: new SyncStore(env.pool, drainWakeUpsSql),
       budgets: new CrmBudgetStore(env.pool),
       renewals: new CredentialRenewals(env.pool, env.encryptionKey),
       rounds: new SyncRounds(env.logger),
@@ -75,9 +75,10 @@ export function drainQueueSql(connectionId: Sql): Sql {
 
 /**
  * SQL that wakes each connection's drain when its rescheduled syncs fall due (`rescheduled`:
- * connection_id, due_at): one job per connection and second, after that second.
+ * connection_id, due_at): one job per connection and second, after that second. For the drain's own
+ * reschedules and next wake-up below, and for a worker's start (src/jobs/sync-outbox.ts).
  */
-function wakeUpsSql(rescheduled: Sql): Sql {
+export function drainWakeUpsSql(rescheduled: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(syncsDrain, {
     from: sql`(SELECT DISTINCT connection_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${rescheduled}) AS due ORDER BY due.connection_id, due.at`,
     payload: { connectionId: sql`due.connection_id` },
@@ -87,18 +88,13 @@ function wakeUpsSql(rescheduled: Sql): Sql {
   })}`;
 }
 
-/** SQL queueing the drains of every connection with waiting syncs, each at its first one's due time (a worker's start). */
-export function queueWaitingDrainsSql(): Sql {
-  return wakeUpsSql(sql`(SELECT connection_id, min(due_at) AS due_at FROM pending_syncs GROUP BY connection_id) AS waiting`);
-}
-
 /**
  * SQL queueing the connection's drain for when its next waiting sync falls due, if any waits: a drain that
  * ends with nothing due leaves the next one queued, whatever wrote the syncs (a reschedule queues its own
  * wake-up too; an older release's jobs moved to the outbox, a restored backup, do not).
  */
 function nextWakeUpSql(connectionId: number): Sql {
-  return wakeUpsSql(
+  return drainWakeUpsSql(
     sql`(SELECT connection_id, min(due_at) AS due_at FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at > now() GROUP BY connection_id) AS waiting`,
   );
 }

@@ -14,7 +14,7 @@ import { addJobsSql } from './enqueue.js';
 import { drainOutbox } from './outbox-loop.js';
 import { failureMessage } from '../domain/job-failure.js';
 import { defineTask } from './task.js';
-import { DELIVERY_PUBLIC_ID_SQL, WebhookDeliveryStore, type ClaimedWebhookDelivery, type WebhookAttemptRecord } from './webhook-delivery-store.js';
+import { WebhookDeliveryStore, type ClaimedWebhookDelivery, type WebhookAttemptRecord } from './webhook-delivery-store.js';
 
 /** Each attempt's deadline: a 2xx within 15 s is a success, anything later a failure. */
 const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -36,7 +36,7 @@ const USER_AGENT = 'pipeline-sync-service/0.1 (platform webhooks; +https://githu
 export const webhookDeliveriesSend = defineTask({
   identifier: 'webhook_deliveries__send',
   payload: z.object({ endpointId: z.number().int().positive().max(2_147_483_647) }),
-  // One queue per endpoint (one loop at a time); the SQL below spells the same rules.
+  // One queue per endpoint (one loop at a time); webhookQueueSql() below spells the same rule in SQL.
   defaults: { maxAttempts: 25, jobKey: (payload) => `webhooks:${payload.endpointId}`, queueName: (payload) => `webhooks:${payload.endpointId}` },
   lane: 'webhooks',
   // Bounded per delivery instead: the loop sets a failing delivery aside and makes it DEAD at its third failure.
@@ -92,39 +92,12 @@ export const WEBHOOK_HEADERS = {
 } as const;
 
 /**
- * SQL for a CTE that writes one PENDING delivery, due now, per row of `targets` (endpoint_id,
- * event_id, replay_of_delivery_id), returning `id`, `public_id` and `endpoint_id` (for {@link queueWebhookSendingSql}).
+ * An endpoint's named queue, which is also its loop's job key (`webhooks:<endpointId>`, the rule
+ * `defaults` spells above), as SQL over an expression of its id: for the statements that queue loops
+ * (src/jobs/webhook-outbox.ts) and for the loop's own wake-ups below.
  */
-export function newDeliveriesSql(targets: Sql): Sql {
-  return sql`INSERT INTO webhook_deliveries (public_id, endpoint_id, event_id, replay_of_delivery_id, next_attempt_at)
-             SELECT ${DELIVERY_PUBLIC_ID_SQL}, t.endpoint_id, t.event_id, t.replay_of_delivery_id, now() FROM ${targets}
-             RETURNING id, public_id, endpoint_id`;
-}
-
-/**
- * SQL for a CTE that fans the events in `events` (a relation with `id`, `account_id` and `type`) out to
- * every active endpoint of their account whose enabled events are empty or list the type.
- */
-export function fanOutSql(events: Sql): Sql {
-  return newDeliveriesSql(sql`(
-    SELECT e.id AS endpoint_id, ev.id AS event_id, NULL::bigint AS replay_of_delivery_id
-      FROM ${events} ev
-      JOIN webhook_endpoints e ON e.account_id = ev.account_id AND e.is_active AND e.deleted_at IS NULL
-                              AND (cardinality(e.enabled_events) = 0 OR ev.type = ANY(e.enabled_events))
-  ) t`);
-}
-
-/**
- * SQL that queues the sending loop of each endpoint in `endpoints` (a relation with an `endpoint_id`
- * column): one job per endpoint, under its key (a waiting one is replaced, not doubled) and in its queue.
- */
-export function queueWebhookSendingSql(endpoints: Sql): Sql {
-  return sql`SELECT count(*) FROM ${addJobsSql(webhookDeliveriesSend, {
-    from: sql`(SELECT DISTINCT endpoint_id FROM ${endpoints}) AS due`,
-    payload: { endpointId: sql`due.endpoint_id` },
-    jobKey: sql`'webhooks:' || due.endpoint_id`,
-    queueName: sql`'webhooks:' || due.endpoint_id`,
-  })}`;
+export function webhookQueueSql(endpointId: Sql): Sql {
+  return sql`'webhooks:' || ${endpointId}`;
 }
 
 /**
@@ -135,8 +108,8 @@ function wakeUpsSql(retried: Sql): Sql {
   return sql`SELECT count(*) FROM ${addJobsSql(webhookDeliveriesSend, {
     from: sql`(SELECT DISTINCT endpoint_id, ceil(extract(epoch FROM due_at))::bigint AS at FROM ${retried}) AS due`,
     payload: { endpointId: sql`due.endpoint_id` },
-    jobKey: sql`'webhooks:' || due.endpoint_id || ':' || due.at`,
-    queueName: sql`'webhooks:' || due.endpoint_id`,
+    jobKey: sql`${webhookQueueSql(sql`due.endpoint_id`)} || ':' || due.at`,
+    queueName: webhookQueueSql(sql`due.endpoint_id`),
     runAt: sql`to_timestamp(due.at)`,
   })}`;
 }

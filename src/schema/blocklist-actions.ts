@@ -1,7 +1,6 @@
-import { raw, sql, type Sql } from '../db/sql.js';
+import { sql, type Sql } from '../db/sql.js';
 import { afterPause, resyncRefusal, type BlocklistStatus } from '../domain/blocklist.js';
-import { blocklistFetchKey, blocklistsFetch, queueFetchSql } from '../jobs/blocklists__fetch.js';
-import { LANE_SCHEMA, laneOf } from '../jobs/lanes.js';
+import { fetchQueuedSql, queueFetchSql } from '../jobs/blocklist-rounds.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { serviceError } from './errors.js';
@@ -94,10 +93,9 @@ function writeScope(ctx: Context): Sql {
 
 /** The list's row, locked, with what a pause or a resync decides on; no row when it is not the caller's. */
 function lockList(id: number, scope: Sql): Sql {
-  const jobs = raw(`${LANE_SCHEMA[laneOf(blocklistsFetch)]}._private_jobs`);
   return sql`
   SELECT b.status::text AS status, b.has_crm_source AS "hasCrmSource", a.can_block_list AS "canBlockList",
-         EXISTS (SELECT 1 FROM ${jobs} j WHERE j.key = ${blocklistFetchKey(id)}) AS "roundQueued"
+         ${fetchQueuedSql(id)} AS "roundQueued"
     FROM blocklists b JOIN connections c ON c.id = b.connection_id JOIN accounts a ON a.id = c.account_id
    WHERE b.id = ${id} AND c.deleted_at IS NULL AND ${scope}
      FOR UPDATE OF b`;

@@ -1,6 +1,6 @@
 import { CRM_KINDS } from '../connectors/crm/index.js';
 import { join, sql, type Sql } from '../db/sql.js';
-import { queueBulkRetrySql } from '../jobs/syncs__bulk_retry.js';
+import { queueBulkRetrySql } from '../jobs/bulk-retries.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireStaff, serviceError } from './errors.js';

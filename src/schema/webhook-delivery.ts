@@ -1,5 +1,5 @@
 import { raw, sql } from '../db/sql.js';
-import { newDeliveriesSql, queueWebhookSendingSql } from '../jobs/webhook_deliveries__send.js';
+import { newDeliveriesSql, queueWebhookSendingSql } from '../jobs/webhook-outbox.js';
 import { builder } from './builder.js';
 import { serviceError } from './errors.js';
 import { keysetPage, pageArgs, pageType, requireLimit, requireWindow, windowArgs } from './history.js';

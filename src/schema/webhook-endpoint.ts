@@ -6,7 +6,7 @@ import { DISABLED_REASON } from '../domain/webhook-delivery.js';
 import { checkEnabledEvents, checkEndpointUrl, MAX_ENDPOINT_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_ACCOUNT } from '../domain/webhook-endpoint.js';
 import { newWebhookSecret, PREVIOUS_SECRET_OVERLAP_MS } from '../domain/webhook-signature.js';
 import { closePendingSql } from '../jobs/webhook-delivery-store.js';
-import { newDeliveriesSql, queueWebhookSendingSql } from '../jobs/webhook_deliveries__send.js';
+import { newDeliveriesSql, queueWebhookSendingSql } from '../jobs/webhook-outbox.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { serviceError } from './errors.js';
