@@ -41,7 +41,7 @@ import { loadConfig } from '../src/config.js';
 import { installJobSchema } from '../src/db/job-schema.js';
 import { createPrisma } from '../src/db/prisma.js';
 import { query, sql } from '../src/db/sql.js';
-import { queueFetchSql } from '../src/jobs/blocklists__fetch.js';
+import { queueFetchSql } from '../src/jobs/blocklist-rounds.js';
 import { startHubspotEmulator } from '../src/emulators/hubspot.js';
 import { startSequencerEmulator } from '../src/emulators/sequencer.js';
 import { childSpec, cores, cpuMeter, postgresPids, startApiChild, startChild, untilLive, workerRole, type WorkerSpec } from './processes.js';

@@ -8,7 +8,7 @@
  * serving a certificate made for the run, which the worker trusts through NODE_EXTRA_CA_CERTS (verification
  * on). The worker is one process wired as `src/main.ts worker` wires one (startWorker, WEBHOOK_* read as
  * the service reads them). This process emits BENCH_EVENTS (2,000) events at BENCH_EVENTS_PER_S (50) per
- * second through the production fan-out SQL (src/jobs/webhook_deliveries__send.ts: the statement that
+ * second through the production fan-out SQL (src/jobs/webhook-outbox.ts: the statement that
  * stores an event writes its deliveries and queues the endpoints' loops), so 2,000 events make 100,000
  * deliveries, and waits until every healthy delivery SUCCEEDED (or nothing moved for BENCH_STALL_S).
  *
@@ -34,7 +34,8 @@ import { installJobSchema } from '../src/db/job-schema.js';
 import { query, sql } from '../src/db/sql.js';
 import { PREFIX, randomToken, sealSecret } from '../src/domain/secrets.js';
 import { newWebhookSecret } from '../src/domain/webhook-signature.js';
-import { fanOutSql, queueWebhookSendingSql, WEBHOOK_HEADERS } from '../src/jobs/webhook_deliveries__send.js';
+import { WEBHOOK_HEADERS } from '../src/jobs/webhook_deliveries__send.js';
+import { fanOutSql, queueWebhookSendingSql } from '../src/jobs/webhook-outbox.js';
 import { startDestinationEmulator } from '../src/emulators/destination.js';
 import { makeTestCertificate } from '../test/support/tls.js';
 import { childSpec, cores, cpuMeter, postgresPids, startChild, workerRole, type WorkerSpec } from './processes.js';
