@@ -185,10 +185,10 @@ async function run(): Promise<number> {
   const workerSpec: WorkerSpec = {
     url: db.url,
     concurrency: config.workerConcurrency,
-    hubspotBaseUrl: hubspot.url,
+    crmUrls: { HUBSPOT: hubspot.url },
     forwarding: config.forwarding,
     webhooks: config.webhooks,
-    blocklists: { smartleadBaseUrl: sequencer.url, instantlyBaseUrl: sequencer.url, refreshMinutes: config.blocklistRefreshMinutes },
+    blocklists: { pushUrls: { smartlead: sequencer.url, instantly: sequencer.url }, refreshMinutes: config.blocklistRefreshMinutes },
     crmBudgets,
   };
   const worker = startChild(

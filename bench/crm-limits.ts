@@ -10,6 +10,7 @@
  * the busiest 10 s, requests in flight at once, the neighbour's p50/p95 from acceptance to outcome, lost
  * events and duplicate activities, tasks, companies and associations.
  */
+import type { CrmKind } from '../src/connectors/crm/kinds.js';
 import type { PrismaClient } from '../src/db/prisma.js';
 import { seedFixture } from '../src/admin/seed.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../src/emulators/hubspot.js';
@@ -41,7 +42,7 @@ export interface LimitsRig {
   api: Child;
   postmaster: number;
   /** Worker processes wired as src/main.ts wires one, against these CRM hosts. */
-  startWorkers(crm: { hubspotBaseUrl?: string; salesforceLoginUrl?: string }): Promise<Child[]>;
+  startWorkers(crmUrls: Partial<Record<CrmKind, string>>): Promise<Child[]>;
   /** The `--burst` load generator (bench/campaign.ts), one process for every case. */
   burst: Child;
 }
@@ -95,8 +96,8 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
   );
 
   const workers = await rig.startWorkers({
-    ...(hubspot ? { hubspotBaseUrl: hubspot.url } : {}),
-    ...(salesforce ? { salesforceLoginUrl: salesforce.loginUrl } : {}),
+    ...(hubspot ? { HUBSPOT: hubspot.url } : {}),
+    ...(salesforce ? { SALESFORCE: salesforce.loginUrl } : {}),
   });
   const [before] = await rig.q<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM requests');
   const cpu = cpuMeter({

@@ -161,7 +161,7 @@ async function run(): Promise<number> {
   const load = role('load', {}, {}, false);
   const { api, port: apiPort } = await startApiChild(db.url, encryptionKey, { env: { OUTBOUND_ALLOW_PRIVATE: 'true' }, profile: profiled('api') });
   await untilLive(apiPort, api);
-  const workerSpec: WorkerSpec = { url: db.url, concurrency: config.workerConcurrency, forwarding: config.forwarding, hubspotBaseUrl: hubspot.url };
+  const workerSpec: WorkerSpec = { url: db.url, concurrency: config.workerConcurrency, forwarding: config.forwarding, crmUrls: { HUBSPOT: hubspot.url } };
   const worker = role('worker', workerSpec, { ENCRYPTION_KEY: encryptionKey.toString('hex') });
   await worker.next(/^ready$/);
 

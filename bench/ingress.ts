@@ -283,14 +283,9 @@ async function run(): Promise<number> {
       api,
       postmaster,
       burst,
-      async startWorkers(crm: { hubspotBaseUrl?: string; salesforceLoginUrl?: string }) {
+      async startWorkers(crmUrls: Partial<Record<CrmKind, string>>) {
         const workers = Array.from({ length: WORKERS }, () =>
-          role(
-            'worker',
-            { url: db.url, concurrency: WORKER_SETTINGS.concurrency, hubspotBaseUrl: crm.hubspotBaseUrl ?? 'http://127.0.0.1:9', ...crm },
-            { ENCRYPTION_KEY: encryptionKey.toString('hex') },
-            true,
-          ),
+          role('worker', { url: db.url, concurrency: WORKER_SETTINGS.concurrency, crmUrls }, { ENCRYPTION_KEY: encryptionKey.toString('hex') }, true),
         );
         for (const w of workers) await w.next(/^ready$/);
         return workers;
@@ -320,7 +315,7 @@ async function run(): Promise<number> {
     const workers = Array.from({ length: WORKERS }, () =>
       role(
         'worker',
-        { url: db.url, concurrency, hubspotBaseUrl: hubspot.url, ...(run.crmBudgets ? { crmBudgets: run.crmBudgets } : {}) },
+        { url: db.url, concurrency, crmUrls: { HUBSPOT: hubspot.url }, ...(run.crmBudgets ? { crmBudgets: run.crmBudgets } : {}) },
         { ENCRYPTION_KEY: encryptionKey.toString('hex') },
         true,
       ),

@@ -2,7 +2,7 @@
  * What the benches that run the service as separate processes share: child processes (this bench's own
  * roles, or src/main.ts), the worker role, CPU per process group from /proc, and the load's bodies.
  */
-import type { CrmKind } from '../src/connectors/crm/kinds.js';
+import { CRM_KINDS, type CrmKind } from '../src/connectors/crm/kinds.js';
 import type { Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,12 +40,11 @@ export interface LoadResult {
 export interface WorkerSpec {
   url: string;
   concurrency: number;
-  hubspotBaseUrl: string;
-  /** SALESFORCE_LOGIN_URL; unset: nowhere (no Salesforce connection is synced). */
-  salesforceLoginUrl?: string;
+  /** Each CRM's base URL (HUBSPOT_BASE_URL, SALESFORCE_LOGIN_URL, ...), by kind; a CRM left out: nowhere (none of its connections is synced). */
+  crmUrls: Partial<Record<CrmKind, string>>;
   forwarding?: ForwardingConfig;
   webhooks?: WebhookConfig;
-  /** Where block lists are pushed (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL) and BLOCKLIST_REFRESH_MINUTES; unset: the vendors' APIs. */
+  /** Where block lists are pushed (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL, ... by platform) and BLOCKLIST_REFRESH_MINUTES; unset: the vendors' APIs. */
   blocklists?: BlocklistConfig;
   /** The CRM budgets of connections that name none (HUBSPOT_REQUESTS_PER_10S, SALESFORCE_MAX_CONCURRENCY); unset: the defaults. */
   crmBudgets?: Record<CrmKind, number>;
@@ -179,8 +178,7 @@ export async function workerRole(spec: WorkerSpec): Promise<void> {
   pool.on('error', (error) => logger.warn({ err: error }, 'idle worker connection failed'));
   pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error }, 'worker connection failed')));
   const crm = {
-    hubspotBaseUrl: spec.hubspotBaseUrl,
-    salesforceLoginUrl: spec.salesforceLoginUrl ?? 'http://127.0.0.1:9',
+    urls: Object.fromEntries(CRM_KINDS.map((kind) => [kind, spec.crmUrls[kind] ?? 'http://127.0.0.1:9'])) as Record<CrmKind, string>,
     outboundAllowPrivate: true,
     ...(spec.crmBudgets ? { budgets: spec.crmBudgets } : {}),
   };

@@ -87,7 +87,7 @@ async function run(): Promise<number> {
   const failingIds = endpoints.filter((e) => e.failing).map((e) => e.id);
   const postmaster = Number(readFileSync(`${db.clusterDir}/postmaster.pid`, 'utf8').split('\n')[0]);
 
-  const workerSpec: WorkerSpec = { url: db.url, concurrency: config.workerConcurrency, hubspotBaseUrl: 'http://127.0.0.1:9', webhooks: config.webhooks };
+  const workerSpec: WorkerSpec = { url: db.url, concurrency: config.workerConcurrency, crmUrls: {}, webhooks: config.webhooks };
   const worker = startChild('worker', [SELF, '--worker'], {
     [SPEC_ENV]: JSON.stringify(workerSpec),
     ENCRYPTION_KEY: encryptionKey.toString('hex'),

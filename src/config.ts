@@ -1,6 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { CrmKind } from './connectors/crm/kinds.js';
+import type { CrmDefinition } from './connectors/crm/definition.js';
+import { CRM_KINDS, type CrmKind } from './connectors/crm/kinds.js';
+import { CRMS } from './connectors/crm/registry.js';
+import type { SequencerPlatform } from './connectors/sequencers/platforms.js';
+import { PUSH_SEQUENCERS } from './connectors/sequencers/registry.js';
 import { sandboxDefaultPath, type SandboxVariable } from './sandbox/system-table.js';
 
 /**
@@ -30,12 +34,12 @@ export interface Config {
   queryTimeoutMs: number;
   /** Requests per 60 s; 0 turns a limit off. */
   rateLimits: { perIp: number; perAccount: number; outreach: number };
-  hubspotBaseUrl: string;
-  salesforceLoginUrl: string;
+  /** Each CRM's API, without a trailing slash: the variable its definition's `endpoint` names (HUBSPOT_BASE_URL, SALESFORCE_LOGIN_URL, ...). */
+  crmUrls: Record<CrmKind, string>;
   /** Each CRM's request budget for connections that name none (its definition names the variable: src/connectors/crm/<kind>/definition.ts). */
   crmBudgets: Record<CrmKind, number>;
-  smartleadBaseUrl: string;
-  instantlyBaseUrl: string;
+  /** Each sequencer's block-list API, for those block lists are pushed to: the variable its push's `endpoint` names (SMARTLEAD_BASE_URL, ...). */
+  blocklistPushUrls: Partial<Record<SequencerPlatform, string>>;
   /** Minutes between a synced block list's incremental rounds. */
   blocklistRefreshMinutes: number;
   forwarding: ForwardingConfig;
@@ -59,18 +63,30 @@ export interface StaffToken {
   token: string;
 }
 
+/**
+ * An outside system's base URL as a definition names it (a CRM's API, a sequencer's block-list API):
+ * the environment variable that sets it, its production default, and what it is. `loadConfig` reads the
+ * variable (an http(s) URL; with the sandbox on and the variable unset, the path its row of
+ * src/sandbox/system-table.ts serves, which is why the variable must have a row there).
+ */
+export interface EndpointVariable {
+  env: SandboxVariable;
+  default: string;
+  /** What the URL reaches, as the README's configuration table says it: `HubSpot API`. */
+  description: string;
+}
+
 /** Where block lists are pushed and how often they are fetched again (src/jobs/blocklists__*.ts). */
 export interface BlocklistConfig {
-  smartleadBaseUrl: string;
-  instantlyBaseUrl: string;
+  /** Each push sequencer's API base URL, by platform (its push's `endpoint` variable); absent: the endpoint's default. */
+  pushUrls: Partial<Record<SequencerPlatform, string>>;
   /** Minutes between a synced list's incremental rounds (BLOCKLIST_REFRESH_MINUTES). */
   refreshMinutes: number;
 }
 
 /** The sequencers' production APIs and the documented refresh, where a worker is given none (tests). */
 export const DEFAULT_BLOCKLISTS: BlocklistConfig = {
-  smartleadBaseUrl: 'https://server.smartlead.ai',
-  instantlyBaseUrl: 'https://api.instantly.ai',
+  pushUrls: Object.fromEntries(PUSH_SEQUENCERS.map(({ platform, blocklistPush }) => [platform, blocklistPush.endpoint.default])),
   refreshMinutes: 60,
 };
 
@@ -147,6 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const sandbox = (e.SANDBOX ?? e.DATABASE_URL === undefined) ? { origin: new URL(baseUrl).origin, smtpPort: e.SANDBOX_SMTP_PORT } : null;
   // With the sandbox on, outside systems not named explicitly are the sandbox's: the path its router serves them at.
   const outside = (name: SandboxVariable, value: string) => (sandbox && !isSet(env[name]) ? `${baseUrl}${sandboxDefaultPath(name)}` : value);
+  // The variables the definitions name (see definitionVariables), by their name.
+  const named: Readonly<Record<string, unknown>> = e;
+  const endpoint = ({ env: name }: EndpointVariable) => outside(name, stripTrailingSlash(named[name] as string));
   return {
     port: e.PORT,
     host: e.HOST,
@@ -164,11 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     workerConcurrency: e.WORKER_CONCURRENCY,
     queryTimeoutMs: e.QUERY_TIMEOUT_MS,
     rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
-    hubspotBaseUrl: outside('HUBSPOT_BASE_URL', stripTrailingSlash(e.HUBSPOT_BASE_URL)),
-    salesforceLoginUrl: outside('SALESFORCE_LOGIN_URL', stripTrailingSlash(e.SALESFORCE_LOGIN_URL)),
-    crmBudgets: { HUBSPOT: e.HUBSPOT_REQUESTS_PER_10S, SALESFORCE: e.SALESFORCE_MAX_CONCURRENCY },
-    smartleadBaseUrl: outside('SMARTLEAD_BASE_URL', stripTrailingSlash(e.SMARTLEAD_BASE_URL)),
-    instantlyBaseUrl: outside('INSTANTLY_BASE_URL', stripTrailingSlash(e.INSTANTLY_BASE_URL)),
+    crmUrls: byKind((kind) => endpoint(CRMS[kind].endpoint)),
+    crmBudgets: byKind((kind) => named[CRMS[kind].budget.env] as number),
+    blocklistPushUrls: Object.fromEntries(PUSH_SEQUENCERS.map(({ platform, blocklistPush }) => [platform, endpoint(blocklistPush.endpoint)])),
     blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,
     forwarding: {
       retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
@@ -277,6 +294,24 @@ function staffToken(entry: string): StaffToken {
   return { name: `token:${entry.slice(0, 4)}`, token: entry };
 }
 
+/**
+ * The variables the registries' definitions name, in the order the README's table lists them: each CRM's
+ * API (`endpoint`), each CRM's budget (`budget`: 0 up to its `max`), each push sequencer's block-list API
+ * (`blocklistPush.endpoint`). A CRM or a sequencer adds its variables here by its registry line.
+ */
+function definitionVariables(): Record<string, z.ZodType<string | number>> {
+  const url = ({ env, default: fallback }: EndpointVariable): [string, z.ZodType<string>] => [env, withDefault(httpUrl, fallback)];
+  const budget = ({ env, default: fallback, max }: CrmDefinition['budget']): [string, z.ZodType<number>] => [
+    env,
+    withDefault(integer(0, max), String(fallback)),
+  ];
+  return Object.fromEntries<z.ZodType<string | number>>([
+    ...CRM_KINDS.map((kind) => url(CRMS[kind].endpoint)),
+    ...CRM_KINDS.map((kind) => budget(CRMS[kind].budget)),
+    ...PUSH_SEQUENCERS.map(({ blocklistPush }) => url(blocklistPush.endpoint)),
+  ]);
+}
+
 const envSchema = z.object({
   PORT: withDefault(integer(0, 65535), '3000'),
   HOST: withDefault(z.string().min(1), '0.0.0.0'),
@@ -301,12 +336,9 @@ const envSchema = z.object({
   RATE_LIMIT_PER_IP: withDefault(integer(0, 1_000_000_000), '120'),
   RATE_LIMIT_PER_ACCOUNT: withDefault(integer(0, 1_000_000_000), '120'),
   RATE_LIMIT_OUTREACH: withDefault(integer(0, 1_000_000_000), '600'),
-  HUBSPOT_BASE_URL: withDefault(httpUrl, 'https://api.hubapi.com'),
-  SALESFORCE_LOGIN_URL: withDefault(httpUrl, 'https://login.salesforce.com'),
-  HUBSPOT_REQUESTS_PER_10S: withDefault(integer(0, 10_000), '100'),
-  SALESFORCE_MAX_CONCURRENCY: withDefault(integer(0, 1_000), '10'),
-  SMARTLEAD_BASE_URL: withDefault(httpUrl, DEFAULT_BLOCKLISTS.smartleadBaseUrl),
-  INSTANTLY_BASE_URL: withDefault(httpUrl, DEFAULT_BLOCKLISTS.instantlyBaseUrl),
+  // HUBSPOT_BASE_URL, SALESFORCE_LOGIN_URL, HUBSPOT_REQUESTS_PER_10S, ..., SMARTLEAD_BASE_URL, ...: named by each CRM's
+  // definition (src/connectors/crm/<kind>/definition.ts) and each sequencer's push (sequencers/<platform>/blocklist-push.ts).
+  ...definitionVariables(),
   BLOCKLIST_REFRESH_MINUTES: withDefault(integer(1, 10_080), String(DEFAULT_BLOCKLISTS.refreshMinutes)),
   FORWARDING_RETRY_SCHEDULE: optional(retrySchedule),
   FORWARDING_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
@@ -320,6 +352,11 @@ const envSchema = z.object({
   SANDBOX: optional(boolean),
   SANDBOX_SMTP_PORT: withDefault(integer(1, 65535), '2525'),
 });
+
+/** A record over the CRM kinds. */
+function byKind<T>(value: (kind: CrmKind) => T): Record<CrmKind, T> {
+  return Object.fromEntries(CRM_KINDS.map((kind) => [kind, value(kind)])) as Record<CrmKind, T>;
+}
 
 function isSet(value: string | undefined): boolean {
   return value !== undefined && value !== '';

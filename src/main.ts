@@ -67,8 +67,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
     stack.push('worker pool', () => pool.end());
     const crm = {
       sandboxOrigin: config.sandbox?.origin,
-      hubspotBaseUrl: config.hubspotBaseUrl,
-      salesforceLoginUrl: config.salesforceLoginUrl,
+      urls: config.crmUrls,
       outboundAllowPrivate: config.outboundAllowPrivate,
       budgets: config.crmBudgets,
     };
@@ -79,7 +78,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       forwarding: config.forwarding,
       relays: config.relays,
       webhooks: config.webhooks,
-      blocklists: { smartleadBaseUrl: config.smartleadBaseUrl, instantlyBaseUrl: config.instantlyBaseUrl, refreshMinutes: config.blocklistRefreshMinutes },
+      blocklists: { pushUrls: config.blocklistPushUrls, refreshMinutes: config.blocklistRefreshMinutes },
       encryptionKey: database.encryptionKey,
     };
     // A runner that stopped on an error leaves the process without that lane: shut down (exit 1), to be restarted.

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DEFAULT_BLOCKLISTS } from '../config.js';
 import { createHttpClient, type HttpClient } from '../connectors/http/client.js';
 import { pushValues, type PushAnswer, type PushTarget } from '../connectors/sequencers/blocklist-push.js';
 import { sequencerDefinition } from '../connectors/sequencers/registry.js';
@@ -129,7 +128,7 @@ function pushTarget(env: JobEnvironment, list: BlocklistRow): PushTarget | { mes
     return { message: `The stored ${list.platform} credentials cannot be read: connect the sequencer again` };
   }
   if (typeof apiKey !== 'string' || apiKey === '') return { message: `The stored ${list.platform} credentials hold no API key: connect the sequencer again` };
-  const urls = { ...DEFAULT_BLOCKLISTS, ...env.blocklists };
   const push = sequencer.blocklistPush;
-  return { name: sequencer.name, push, baseUrl: urls[push.baseUrl], apiKey, clientId: list.clientId };
+  const baseUrl = env.blocklists?.pushUrls?.[sequencer.platform] ?? push.endpoint.default;
+  return { name: sequencer.name, push, baseUrl, apiKey, clientId: list.clientId };
 }

@@ -65,7 +65,7 @@ export interface JobDeps {
   relays?: Partial<RelayConfig>;
   /** Platform webhook settings (WEBHOOK_*); the documented defaults where absent. `attemptTimeoutMs` (15 s) is for tests. */
   webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
-  /** Block list settings (SMARTLEAD_BASE_URL, INSTANTLY_BASE_URL, BLOCKLIST_REFRESH_MINUTES); DEFAULT_BLOCKLISTS where absent. */
+  /** Block list settings (each push sequencer's base URL, e.g. SMARTLEAD_BASE_URL; BLOCKLIST_REFRESH_MINUTES); DEFAULT_BLOCKLISTS where absent. */
   blocklists?: Partial<BlocklistConfig>;
   /** Opens and seals connection credentials. */
   encryptionKey: Buffer;

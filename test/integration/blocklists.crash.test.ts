@@ -114,7 +114,11 @@ async function startFullRound(list: number) {
 
 /** Another worker, which takes over the killed one's jobs, run until `list` is SYNCED. */
 async function rescueUntilSynced(list: number): Promise<void> {
-  const rescuer = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000, blocklists: { instantlyBaseUrl: sequencer.url } });
+  const rescuer = await startTestWorker(
+    ctx.db.url,
+    { urls: { HUBSPOT: hubspot.url } },
+    { staleAfterMs: 1_000, blocklists: { pushUrls: { instantly: sequencer.url } } },
+  );
   try {
     await eventually(
       async () => {

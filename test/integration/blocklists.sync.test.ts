@@ -47,8 +47,8 @@ beforeAll(async () => {
   seeded = await seedFixture(ctx.db.prisma, fixture(), TEST_ENCRYPTION_KEY);
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url, salesforceLoginUrl: salesforce.loginUrl },
-    { blocklists: { smartleadBaseUrl: sequencer.url, instantlyBaseUrl: sequencer.url } },
+    { urls: { HUBSPOT: hubspot.url, SALESFORCE: salesforce.loginUrl } },
+    { blocklists: { pushUrls: { smartlead: sequencer.url, instantly: sequencer.url } } },
   );
 }, 60_000);
 

@@ -5,6 +5,7 @@ import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hu
 import { Lockstep } from '../../src/connectors/crm/lockstep.js';
 import { type HubspotEmulator, startHubspotEmulator } from '../../src/emulators/hubspot.js';
 import { type SalesforceEmulator, startSalesforceEmulator } from '../../src/emulators/salesforce.js';
+import { crmUrls } from '../support/worker.js';
 
 // The connectors against the emulators, over real sockets (127.0.0.1, so OUTBOUND_ALLOW_PRIVATE on).
 
@@ -94,8 +95,7 @@ function recorder(
 
 function hubspotConfig(hs: HubspotEmulator, extra: Partial<CrmConfig> = {}): CrmConfig {
   return {
-    hubspotBaseUrl: hs.url,
-    salesforceLoginUrl: 'http://127.0.0.1:9',
+    urls: crmUrls({ HUBSPOT: hs.url }),
     outboundAllowPrivate: true,
     http,
     retry: { baseDelayMs: 20, maxDelayMs: 100 },
@@ -106,8 +106,7 @@ function hubspotConfig(hs: HubspotEmulator, extra: Partial<CrmConfig> = {}): Crm
 
 function salesforceConfig(sf: SalesforceEmulator, extra: Partial<CrmConfig> = {}): CrmConfig {
   return {
-    hubspotBaseUrl: 'http://127.0.0.1:9',
-    salesforceLoginUrl: sf.loginUrl,
+    urls: crmUrls({ SALESFORCE: sf.loginUrl }),
     outboundAllowPrivate: true,
     http,
     retry: { baseDelayMs: 20, maxDelayMs: 100 },
@@ -144,17 +143,13 @@ function connector(crm: string, credentials: unknown, config: CrmConfig) {
 
 describe('crmConnector', () => {
   it('has no connector for other CRM kinds', () => {
-    expect(crmConnector('PIPEDRIVE', {}, { hubspotBaseUrl: 'x', salesforceLoginUrl: 'y', outboundAllowPrivate: false })).toBeUndefined();
+    expect(crmConnector('PIPEDRIVE', {}, { urls: crmUrls(), outboundAllowPrivate: false })).toBeUndefined();
   });
 
   it('refuses malformed credentials naming the fields, never their values', () => {
     const error = (() => {
       try {
-        crmConnector(
-          'SALESFORCE',
-          { instanceUrl: 'not a url sf-secret-value', accessToken: '' },
-          { hubspotBaseUrl: 'x', salesforceLoginUrl: 'y', outboundAllowPrivate: false },
-        );
+        crmConnector('SALESFORCE', { instanceUrl: 'not a url sf-secret-value', accessToken: '' }, { urls: crmUrls(), outboundAllowPrivate: false });
       } catch (e) {
         return e;
       }

@@ -64,7 +64,7 @@ beforeAll(async () => {
   // A forwarding retry one second after a failure, and relays sent through the SMTP emulator.
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     { forwarding: { retrySchedule: [1] }, relays: { smtpUrl: smtp.url, from: RELAY_FROM, retrySchedule: [1] } },
   );
 });

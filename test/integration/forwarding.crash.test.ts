@@ -85,7 +85,7 @@ describe('a worker killed mid-delivery', () => {
 
     // Another worker takes over, including the sending loops the dead one held locked.
     receiver.answerAlways({});
-    const rescuer = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000, forwarding: { retrySchedule: [0.2, 0.2] } });
+    const rescuer = await startTestWorker(ctx.db.url, { urls: { HUBSPOT: hubspot.url } }, { staleAfterMs: 1_000, forwarding: { retrySchedule: [0.2, 0.2] } });
     try {
       await eventually(async () => ((await successes(requestIds)) === EVENTS * destinations.length ? true : undefined), 30_000, 'every delivery made');
     } finally {

@@ -26,7 +26,7 @@ beforeAll(async () => {
   // No retries: each event costs the hanging destination one attempt.
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     { forwarding: { retrySchedule: [], attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, maxInFlight: MAX_IN_FLIGHT } },
   );
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
   // quick, visible failure rather than a hang.
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     { outboundAllowPrivate: false, forwarding: { retrySchedule: [0.2, 0.2], attemptTimeoutMs: 1_000 } },
   );
 });

@@ -51,7 +51,7 @@ beforeAll(async () => {
   // Three attempts (two retries 0.2 s apart, jittered), half a second each at most.
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     { forwarding: { retrySchedule: [0.2, 0.2], attemptTimeoutMs: ATTEMPT_TIMEOUT_MS } },
   );
 });

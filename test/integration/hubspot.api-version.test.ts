@@ -82,8 +82,8 @@ beforeAll(async () => {
   );
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
-    { blocklists: { smartleadBaseUrl: sequencer.url, instantlyBaseUrl: sequencer.url } },
+    { urls: { HUBSPOT: hubspot.url } },
+    { blocklists: { pushUrls: { smartlead: sequencer.url, instantly: sequencer.url } } },
   );
 }, 60_000);
 

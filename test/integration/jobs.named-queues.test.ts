@@ -81,12 +81,12 @@ beforeAll(async () => {
   receiver.answerAlways({ delayMs: 300 });
   hubspot.slow(150);
   const settings = {
-    blocklists: { smartleadBaseUrl: sequencer.url, instantlyBaseUrl: sequencer.url, refreshMinutes: 60 },
+    blocklists: { pushUrls: { smartlead: sequencer.url, instantly: sequencer.url }, refreshMinutes: 60 },
   };
   // Two workers: two processes' runners on one database, as production scales out.
   workers = [
-    await startTestWorker(db.url, { hubspotBaseUrl: hubspot.url }, settings),
-    await startTestWorker(db.url, { hubspotBaseUrl: hubspot.url }, settings),
+    await startTestWorker(db.url, { urls: { HUBSPOT: hubspot.url } }, settings),
+    await startTestWorker(db.url, { urls: { HUBSPOT: hubspot.url } }, settings),
   ];
 }, 60_000);
 

@@ -76,7 +76,7 @@ async function kill(victim: ServiceProcess): Promise<void> {
 async function rescue(requestId: number): Promise<ExecutionRow> {
   const rescuer = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     { staleAfterMs: 1_000, relays: { smtpUrl: smtp.url, from: RELAY_FROM, retrySchedule: RETRY_SCHEDULE } },
   );
   try {

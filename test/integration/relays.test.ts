@@ -44,7 +44,7 @@ let worker: { stop(): Promise<void> };
 let connectionId: number;
 
 function startRelayWorker(relays: Partial<RelayConfig>) {
-  return startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { relays: { from: RELAY_FROM, retrySchedule: RETRY_SCHEDULE, ...relays } });
+  return startTestWorker(ctx.db.url, { urls: { HUBSPOT: hubspot.url } }, { relays: { from: RELAY_FROM, retrySchedule: RETRY_SCHEDULE, ...relays } });
 }
 
 beforeAll(async () => {

@@ -70,12 +70,11 @@ beforeAll(async () => {
   worker = await startTestWorker(
     db.url,
     {
-      hubspotBaseUrl: config.hubspotBaseUrl,
-      salesforceLoginUrl: config.salesforceLoginUrl,
+      urls: config.crmUrls,
       outboundAllowPrivate: config.outboundAllowPrivate,
       sandboxOrigin: config.sandbox!.origin,
     },
-    { blocklists: { smartleadBaseUrl: config.smartleadBaseUrl, instantlyBaseUrl: config.instantlyBaseUrl } },
+    { blocklists: { pushUrls: config.blocklistPushUrls } },
   );
 });
 

@@ -178,7 +178,7 @@ beforeAll(async () => {
   );
   worker = await startTestWorker(
     db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     {
       logger: createLogger('trace', capture(logs.worker)),
       forwarding: { retrySchedule: [0.1, 0.1], attemptTimeoutMs: 2_000 },

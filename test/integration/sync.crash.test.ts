@@ -79,7 +79,7 @@ describe('a worker killed in the middle of a batched step', () => {
     // Action: the worker dies at that call; another takes over, including the drain the dead one held.
     await victim.exited;
     expect(await recorded(requestIds)).toBeLessThan(EVENTS);
-    const rescuer = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000 });
+    const rescuer = await startTestWorker(ctx.db.url, { urls: { HUBSPOT: hubspot.url } }, { staleAfterMs: 1_000 });
     try {
       await eventually(async () => ((await recorded(requestIds)) === EVENTS ? true : undefined), 60_000, 'every sync recorded');
     } finally {
@@ -114,7 +114,7 @@ describe('a live worker holding a job longer than the stale time', () => {
     // A worker that calls others dead after 1 s without a heartbeat, and a CRM that takes 3 s to create.
     const before = hubspot.emails.size;
     hubspot.slow(3_000, /^\/crm\/objects\/2026-03\/emails$/);
-    const worker = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { staleAfterMs: 1_000 });
+    const worker = await startTestWorker(ctx.db.url, { urls: { HUBSPOT: hubspot.url } }, { staleAfterMs: 1_000 });
     try {
       const body = JSON.stringify({ event_type: 'EMAIL_SENT', to_email: 'patient@prospect.test', subject: 'Slow one', sent_message: { text: 'Hi' } });
       const res = await fetch(`${ctx.server.baseUrl}/webhooks/${CODE}`, { method: 'POST', body });

@@ -46,7 +46,7 @@ beforeAll(async () => {
     await ctx.db.prisma.source.create({ data: { connectionId: hubspotConnection, platform, ingressCode: codes[platform].hubspot } });
     await ctx.db.prisma.source.create({ data: { connectionId: salesforceConnection, platform, ingressCode: codes[platform].salesforce } });
   }
-  worker = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url, salesforceLoginUrl: salesforce.loginUrl });
+  worker = await startTestWorker(ctx.db.url, { urls: { HUBSPOT: hubspot.url, SALESFORCE: salesforce.loginUrl } });
 });
 
 afterAll(async () => {

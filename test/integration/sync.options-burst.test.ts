@@ -58,7 +58,7 @@ describe('a burst of repeated leads with every option on, into a portal of 30 re
         done();
       },
     });
-    const worker = await startTestWorker(ctx.db.url, { hubspotBaseUrl: hubspot.url }, { logger: createLogger('info', sink) });
+    const worker = await startTestWorker(ctx.db.url, { urls: { HUBSPOT: hubspot.url } }, { logger: createLogger('info', sink) });
 
     // Action: the campaign, as fast as the ingress takes it.
     let requestIds: number[];

@@ -21,6 +21,7 @@ import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { executionsOf, RELAY_FROM, relayMessageId, smartleadReplySample, type ExecutionRow } from '../support/relays.js';
 import { apiGet } from '../support/rest.js';
 import { useTestServer } from '../support/server.js';
+import { crmUrls } from '../support/worker.js';
 
 const ctx = useTestServer();
 const KEY = 'svcapi_unrecoverableOutcomesReader01';
@@ -79,7 +80,7 @@ beforeAll(async () => {
   env = {
     pool,
     logger: createLogger('silent', process.stderr),
-    crm: { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true },
+    crm: { urls: crmUrls(), outboundAllowPrivate: true },
     outboundAllowPrivate: true,
     encryptionKey: TEST_ENCRYPTION_KEY,
     relays: { from: RELAY_FROM },

@@ -65,7 +65,7 @@ beforeAll(async () => {
   );
   worker = await startTestWorker(
     ctx.db.url,
-    { hubspotBaseUrl: hubspot.url },
+    { urls: { HUBSPOT: hubspot.url } },
     { logger, webhooks: { retrySchedule: [0.05, 0.05], attemptTimeoutMs: 1_000, maxInFlight: 8 } },
   );
 });

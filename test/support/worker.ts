@@ -1,14 +1,26 @@
 import pg from 'pg';
 import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../../src/config.js';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
+import { CRM_KINDS, type CrmKind } from '../../src/connectors/crm/kinds.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { startWorker, WORKER_APPLICATION_NAME, WORKER_SETTINGS, workerPoolSize } from '../../src/worker.js';
 import { TEST_ENCRYPTION_KEY } from './database.js';
 
-/** The real worker (graphile-worker and our tasks, production settings) on a test database, polling fast. */
+/** A port nothing listens on: a CRM a test does not call. */
+const UNREACHABLE = 'http://127.0.0.1:9';
+
+/** Each CRM's base URL for a CrmConfig: those given, and for every other kind one nothing answers at. */
+export function crmUrls(urls: Partial<Record<CrmKind, string>> = {}): Record<CrmKind, string> {
+  return Object.fromEntries(CRM_KINDS.map((kind) => [kind, urls[kind] ?? UNREACHABLE])) as Record<CrmKind, string>;
+}
+
+/**
+ * The real worker (graphile-worker and our tasks, production settings) on a test database, polling fast.
+ * `crm.urls` names the CRMs the test calls (`{ HUBSPOT: hubspot.url }`); the others are unreachable.
+ */
 export async function startTestWorker(
   databaseUrl: string,
-  crm: Partial<CrmConfig> = {},
+  crm: Partial<Omit<CrmConfig, 'urls'>> & { urls?: Partial<Record<CrmKind, string>> } = {},
   settings: {
     staleAfterMs?: number;
     logger?: Logger;
@@ -25,7 +37,7 @@ export async function startTestWorker(
   // Connections the test ends under the worker must not crash the run.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const crmConfig: CrmConfig = { hubspotBaseUrl: 'http://127.0.0.1:9', salesforceLoginUrl: 'http://127.0.0.1:9', outboundAllowPrivate: true, ...crm };
+  const crmConfig: CrmConfig = { outboundAllowPrivate: true, ...crm, urls: crmUrls(crm.urls) };
   const deps = {
     crm: crmConfig,
     outboundAllowPrivate,

@@ -42,11 +42,9 @@ const DEFAULTS: Config = {
   queryTimeoutMs: 20_000,
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   // The embedded database's default: the sandbox stands in for every outside system.
-  hubspotBaseUrl: 'http://localhost:3000/sandbox/hubspot',
-  salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce-login',
+  crmUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot', SALESFORCE: 'http://localhost:3000/sandbox/salesforce-login' },
   crmBudgets: { HUBSPOT: 100, SALESFORCE: 10 },
-  smartleadBaseUrl: 'http://localhost:3000/sandbox/smartlead',
-  instantlyBaseUrl: 'http://localhost:3000/sandbox/instantly',
+  blocklistPushUrls: { smartlead: 'http://localhost:3000/sandbox/smartlead', instantly: 'http://localhost:3000/sandbox/instantly' },
   blocklistRefreshMinutes: 60,
   forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
   relays: { smtpUrl: 'smtp://127.0.0.1:2525', from: 'Pipeline Sync <pipeline-sync@localhost>', retrySchedule: [60, 300, 900, 3_600, 10_800, 21_600] },
@@ -163,25 +161,25 @@ describe('loadConfig defaults', () => {
   });
 
   it.each([
-    ['BASE_URL', 'baseUrl'],
-    ['INGRESS_URL', 'ingressUrl'],
-    ['HUBSPOT_BASE_URL', 'hubspotBaseUrl'],
-    ['SALESFORCE_LOGIN_URL', 'salesforceLoginUrl'],
-    ['SMARTLEAD_BASE_URL', 'smartleadBaseUrl'],
-    ['INSTANTLY_BASE_URL', 'instantlyBaseUrl'],
+    ['BASE_URL', (c: Config) => c.baseUrl],
+    ['INGRESS_URL', (c: Config) => c.ingressUrl],
+    ['HUBSPOT_BASE_URL', (c: Config) => c.crmUrls.HUBSPOT],
+    ['SALESFORCE_LOGIN_URL', (c: Config) => c.crmUrls.SALESFORCE],
+    ['SMARTLEAD_BASE_URL', (c: Config) => c.blocklistPushUrls.smartlead],
+    ['INSTANTLY_BASE_URL', (c: Config) => c.blocklistPushUrls.instantly],
   ] as const)('strips trailing slashes from %s', (name, field) => {
     const config = loadConfig({ [name]: 'http://127.0.0.1:4010/emulator/' }, CWD);
 
-    expect(config[field]).toBe('http://127.0.0.1:4010/emulator');
+    expect(field(config)).toBe('http://127.0.0.1:4010/emulator');
   });
 
   it.each([
-    ['HUBSPOT_BASE_URL', 'hubspotBaseUrl', 'http://127.0.0.1:4001'],
-    ['SALESFORCE_LOGIN_URL', 'salesforceLoginUrl', 'http://127.0.0.1:4002'],
-    ['SMARTLEAD_BASE_URL', 'smartleadBaseUrl', 'https://smartlead.emulator.test'],
-    ['INSTANTLY_BASE_URL', 'instantlyBaseUrl', 'https://instantly.emulator.test'],
+    ['HUBSPOT_BASE_URL', (c: Config) => c.crmUrls.HUBSPOT, 'http://127.0.0.1:4001'],
+    ['SALESFORCE_LOGIN_URL', (c: Config) => c.crmUrls.SALESFORCE, 'http://127.0.0.1:4002'],
+    ['SMARTLEAD_BASE_URL', (c: Config) => c.blocklistPushUrls.smartlead, 'https://smartlead.emulator.test'],
+    ['INSTANTLY_BASE_URL', (c: Config) => c.blocklistPushUrls.instantly, 'https://instantly.emulator.test'],
   ] as const)('takes %s over the connector default', (name, field, url) => {
-    expect(loadConfig({ [name]: url }, CWD)[field]).toBe(url);
+    expect(field(loadConfig({ [name]: url }, CWD))).toBe(url);
   });
 });
 
@@ -461,10 +459,8 @@ describe('loadConfig SANDBOX', () => {
     const config = loadConfig(external, CWD);
     expect(config).toMatchObject({
       sandbox: null,
-      hubspotBaseUrl: 'https://api.hubapi.com',
-      salesforceLoginUrl: 'https://login.salesforce.com',
-      smartleadBaseUrl: 'https://server.smartlead.ai',
-      instantlyBaseUrl: 'https://api.instantly.ai',
+      crmUrls: { HUBSPOT: 'https://api.hubapi.com', SALESFORCE: 'https://login.salesforce.com' },
+      blocklistPushUrls: { smartlead: 'https://server.smartlead.ai', instantly: 'https://api.instantly.ai' },
       relays: { smtpUrl: undefined },
     });
   });
@@ -472,17 +468,20 @@ describe('loadConfig SANDBOX', () => {
   it('can be asked for with DATABASE_URL, and turned off without it', () => {
     expect(loadConfig({ ...external, SANDBOX: 'true', BASE_URL: 'https://pipeline.example.com/' }, CWD)).toMatchObject({
       sandbox: { origin: 'https://pipeline.example.com', smtpPort: 2525 },
-      hubspotBaseUrl: 'https://pipeline.example.com/sandbox/hubspot',
+      crmUrls: { HUBSPOT: 'https://pipeline.example.com/sandbox/hubspot' },
     });
-    expect(loadConfig({ SANDBOX: 'false' }, CWD)).toMatchObject({ sandbox: null, hubspotBaseUrl: 'https://api.hubapi.com', relays: { smtpUrl: undefined } });
+    expect(loadConfig({ SANDBOX: 'false' }, CWD)).toMatchObject({
+      sandbox: null,
+      crmUrls: { HUBSPOT: 'https://api.hubapi.com' },
+      relays: { smtpUrl: undefined },
+    });
   });
 
   it('leaves a system named explicitly where it is', () => {
     const config = loadConfig({ HUBSPOT_BASE_URL: 'http://127.0.0.1:9000/', SMTP_URL: 'smtp://mail.internal:25', SANDBOX_SMTP_PORT: '2600' }, CWD);
     expect(config).toMatchObject({
       sandbox: { smtpPort: 2600 },
-      hubspotBaseUrl: 'http://127.0.0.1:9000',
-      salesforceLoginUrl: 'http://localhost:3000/sandbox/salesforce-login',
+      crmUrls: { HUBSPOT: 'http://127.0.0.1:9000', SALESFORCE: 'http://localhost:3000/sandbox/salesforce-login' },
       relays: { smtpUrl: 'smtp://mail.internal:25' },
     });
   });

@@ -53,6 +53,15 @@ describe('the CRM registry', () => {
     const { budget } = CRMS[kind];
     expect(loadConfig({}, '/srv').crmBudgets[kind]).toBe(budget.default);
     expect(loadConfig({ [budget.env]: '7' }, '/srv').crmBudgets[kind]).toBe(7);
+    expect(loadConfig({ [budget.env]: String(budget.max) }, '/srv').crmBudgets[kind]).toBe(budget.max);
+    expect(() => loadConfig({ [budget.env]: String(budget.max + 1) }, '/srv')).toThrow(`${budget.env}: must be at most ${budget.max}`);
+  });
+
+  it.each(CRM_KINDS)("reads %s's API from the environment variable its definition names, with its default", (kind) => {
+    const { env, default: fallback } = CRMS[kind].endpoint;
+    expect(loadConfig({ SANDBOX: 'false' }, '/srv').crmUrls[kind]).toBe(fallback);
+    expect(loadConfig({ SANDBOX: 'false', [env]: 'https://crm.example.test/' }, '/srv').crmUrls[kind]).toBe('https://crm.example.test');
+    expect(() => loadConfig({ [env]: 'crm.example.test' }, '/srv')).toThrow(`${env}: must be an http:// or https:// URL`);
   });
 
   it.each(CRM_KINDS)('takes the keys %s names in its messages, and no other', (kind) => {

@@ -3,13 +3,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CRM_KINDS } from '../../src/connectors/crm/kinds.js';
+import { CRMS } from '../../src/connectors/crm/registry.js';
+import { PUSH_SEQUENCERS } from '../../src/connectors/sequencers/registry.js';
+import { sandboxDefaultPath } from '../../src/sandbox/system-table.js';
 
 /**
  * The documentation's relative links: every `[text](target)` in README.md, bench/README.md, test/README.md
  * and docs/*.md names a file or folder that exists, and a `#anchor` into a markdown file names one of its
  * headings (GitHub's slugs). Links leaving the repository (`../shared/...`) are not checked: a clone
  * elsewhere does not have them. Also: the README's configuration table lists every variable src/config.ts
- * reads (its comment asks to keep the two together).
+ * reads (its comment asks to keep the two together), those the CRM and sequencer definitions name among them.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -166,18 +170,35 @@ describe('the link check', () => {
 });
 
 describe("the README's configuration table", () => {
-  /** The names of the first column of the README's `## Configuration` table. */
-  function readmeVariables(): string[] {
+  /** The rows of the README's `## Configuration` table: the name in the first column, and the whole line. */
+  function readmeRows(): Array<{ name: string; row: string }> {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const section = /^## Configuration\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1] ?? '';
-    return [...section.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]!);
+    return [...section.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|.*$/gm)].map((m) => ({ name: m[1]!, row: m[0] }));
   }
 
-  /** The keys of src/config.ts's `envSchema`: every variable the service reads. */
+  /** The names of the first column of the README's `## Configuration` table. */
+  function readmeVariables(): string[] {
+    return readmeRows().map(({ name }) => name);
+  }
+
+  function readmeRow(name: string): string | undefined {
+    return readmeRows().find((row) => row.name === name)?.row;
+  }
+
+  /** The outside systems' base URLs the definitions name: each CRM's API, each push sequencer's. */
+  const endpoints = [...CRM_KINDS.map((kind) => CRMS[kind].endpoint), ...PUSH_SEQUENCERS.map((sequencer) => sequencer.blocklistPush.endpoint)];
+
+  /**
+   * Every variable the service reads: the keys of src/config.ts's `envSchema`, and those the definitions
+   * name (its `...definitionVariables()`: each CRM's endpoint and budget, each push sequencer's endpoint).
+   */
   function configVariables(): string[] {
     const config = readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
     const schema = /^const envSchema = z\.object\(\{\n([\s\S]*?)^\}\);/m.exec(config)?.[1] ?? '';
-    return [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
+    expect(schema).toMatch(/^ {2}\.\.\.definitionVariables\(\),$/m);
+    const own = [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
+    return [...own, ...endpoints.map((endpoint) => endpoint.env), ...CRM_KINDS.map((kind) => CRMS[kind].budget.env)];
   }
 
   it('stays in the README and lists every variable src/config.ts reads, and no other but Node its own', () => {
@@ -188,4 +209,22 @@ describe("the README's configuration table", () => {
     expect(read.filter((name) => !documented.includes(name))).toEqual([]);
     expect(new Set(documented).size).toBe(documented.length);
   });
+
+  it.each(endpoints.map((endpoint) => [endpoint.env, endpoint] as const))(
+    'gives %s the default, sandbox default and description its definition names',
+    (env, endpoint) => {
+      expect(readmeRow(env)).toBe(
+        `| \`${env}\` | \`${endpoint.default}\` (with \`SANDBOX\`: \`<BASE_URL>${sandboxDefaultPath(env)}\`) | ${endpoint.description} |`,
+      );
+    },
+  );
+
+  it.each(CRM_KINDS.map((kind) => [CRMS[kind].budget.env, CRMS[kind].budget] as const))(
+    'gives %s the default and bounds its definition names',
+    (env, budget) => {
+      const row = readmeRow(env);
+      expect(row).toMatch(new RegExp(`^\\| \`${env}\` \\| \`${budget.default}\` \\| `));
+      expect(row).toContain(`(0-${budget.max};`);
+    },
+  );
 });

@@ -137,6 +137,13 @@ describe('the sandbox systems table', () => {
     const res = await fetch(`${url}/probe`, { method: 'POST', body: '{}' });
     return `${res.status} ${await res.text()}`;
   };
+  /** A configuration's settings, those of a by-kind or by-platform map each on its own (`crmUrls.HUBSPOT`). */
+  const settingsOf = (config: object) =>
+    Object.entries(config).flatMap(([key, value]: [string, unknown]) =>
+      value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value)
+        ? Object.entries(value).map(([inner, setting]) => [`${key}.${inner}`, setting] as const)
+        : [[key, value] as const],
+    );
 
   beforeAll(async () => {
     const app = express();
@@ -159,9 +166,10 @@ describe('the sandbox systems table', () => {
     async (variable, row) => {
       const defaults = loadConfig({ BASE_URL: base }, '/srv/pipeline');
       const named = loadConfig({ BASE_URL: base, [variable]: 'https://elsewhere.test' }, '/srv/pipeline');
-      // The setting the variable governs: the one that changes when the variable is named.
-      const governed = Object.entries(defaults)
-        .filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(named[key as keyof typeof named]))
+      // The setting the variable governs: the one that changes when the variable is named (`crmUrls.HUBSPOT`, ...).
+      const namedSettings = new Map(settingsOf(named));
+      const governed = settingsOf(defaults)
+        .filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(namedSettings.get(key)))
         .map(([, value]) => value as string);
       expect(governed).toEqual([`${base}${row.path}`]);
       expect(await reached(governed[0]!)).toBe(`200 ${row.system}`);

@@ -106,13 +106,17 @@ describe('block-list pushes', () => {
     expect(SEQUENCER_PLATFORMS.filter((p) => SEQUENCERS[p].blocklistPush !== undefined)).toEqual(['smartlead', 'instantly']);
   });
 
-  it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))('%s reads its base URL from the block-list setting it names', (_platform, sequencer) => {
-    const setting = sequencer.blocklistPush.baseUrl;
-    expect(DEFAULT_BLOCKLISTS[setting]).toMatch(/^https:\/\//);
-    // Off the sandbox (SANDBOX points every sequencer at its own stand-in).
-    const config = loadConfig({ SANDBOX: 'false' }, '/srv');
-    expect(config[setting]).toBe(DEFAULT_BLOCKLISTS[setting]);
-  });
+  it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))(
+    '%s reads its base URL from the variable its push names, with its default',
+    (platform, sequencer) => {
+      const { env, default: fallback } = sequencer.blocklistPush.endpoint;
+      expect(fallback).toMatch(/^https:\/\//);
+      expect(DEFAULT_BLOCKLISTS.pushUrls[platform]).toBe(fallback);
+      // Off the sandbox (SANDBOX points every sequencer at its own stand-in).
+      expect(loadConfig({ SANDBOX: 'false' }, '/srv').blocklistPushUrls[platform]).toBe(fallback);
+      expect(loadConfig({ SANDBOX: 'false', [env]: 'https://push.example.test/' }, '/srv').blocklistPushUrls[platform]).toBe('https://push.example.test');
+    },
+  );
 
   it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))('%s calls its base URL with at most 1,000 values', (_platform, sequencer) => {
     const { batch, request } = sequencer.blocklistPush;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { EndpointVariable } from '../../config.js';
 import type { BudgetRule } from '../../domain/crm-budget.js';
 import type { CrmConfig } from './index.js';
 import type { CrmKind } from './kinds.js';
@@ -24,11 +25,17 @@ export interface CrmDefinition {
   /** A block list's `crmSource`: its schema, and its keys as messages name them (`?`: optional). */
   crmSource: CrmSourceRules;
   /**
-   * How the CRM limits a connection's requests, and its budget for every connection that names none:
-   * `default`, or the environment variable `env` (src/config.ts reads it into CrmConfig.budgets).
+   * Its API's base URL (a login host, for a CRM whose calls go to each connection's own instance): the
+   * environment variable that sets it and its default (src/config.ts reads it into CrmConfig.urls; the
+   * variable has a row in src/sandbox/system-table.ts, its sandbox default).
    */
-  budget: BudgetRule & { env: string; default: number };
-  /** The connector for credentials {@link credentials} accepted. */
+  endpoint: EndpointVariable;
+  /**
+   * How the CRM limits a connection's requests, and its budget for every connection that names none:
+   * `default`, or the environment variable `env`, 0 up to `max` (src/config.ts reads it into CrmConfig.budgets).
+   */
+  budget: BudgetRule & { env: string; default: number; max: number };
+  /** The connector for credentials {@link credentials} accepted; its API's base URL is `config.urls[kind]`. */
   connect(credentials: Record<string, unknown>, config: CrmConfig, deps: ConnectorDeps): CrmConnector;
 }
 

@@ -11,8 +11,8 @@ export type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmState, SourceOption
 
 /** What the connectors take from the service configuration (src/config.ts), plus test knobs. */
 export interface CrmConfig {
-  hubspotBaseUrl: string;
-  salesforceLoginUrl: string;
+  /** Each CRM's API base URL (the variable its definition's `endpoint` names), by kind. */
+  urls: Readonly<Record<CrmKind, string>>;
   outboundAllowPrivate: boolean;
   /** SANDBOX: the service's own origin, reachable on loopback (the sandbox CRMs). */
   sandboxOrigin?: string;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { BlocklistConfig } from '../../config.js';
+import type { EndpointVariable } from '../../config.js';
 import type { HttpRequest } from '../http/client.js';
 import type { SequencerParser } from './event.js';
 import type { SequencerPlatform } from './platforms.js';
@@ -48,16 +48,16 @@ export type SequencerCredentials = { apiKey: string; clientId?: string };
  * ./blocklist-push.ts and src/jobs/blocklists__push.ts.
  */
 export interface BlocklistPush {
-  /** The block-list setting holding its API's base URL (src/config.ts reads it from `<PLATFORM>_BASE_URL`). */
-  baseUrl: BaseUrlSetting;
+  /**
+   * Its API's base URL: the environment variable that sets it and its default (src/config.ts reads it into
+   * BlocklistConfig.pushUrls; the variable has a row in src/sandbox/system-table.ts, its sandbox default).
+   */
+  endpoint: EndpointVariable;
   /** Values per call (at most what the API takes). */
   batch: number;
   /** Its call that adds `values` to the account's block list, authenticated with the account's key (no timeout: the caller sets it). */
   request: (account: PushAccount, values: readonly string[]) => HttpRequest;
 }
-
-/** The settings of BlocklistConfig that are base URLs. */
-type BaseUrlSetting = { [K in keyof BlocklistConfig]: BlocklistConfig[K] extends string ? K : never }[keyof BlocklistConfig];
 
 /** The account a block list is pushed to. */
 export interface PushAccount {

@@ -20,7 +20,8 @@ export const HUBSPOT: CrmDefinition & { kind: 'HUBSPOT' } = {
   // HubSpot's highest published burst limit (the API Limit Increase pack) is 250 requests per 10 s.
   rateLimit: { schema: z.object({ requestsPer10s: boundedCount(250) }).strict(), keys: ['requestsPer10s'] },
   crmSource: { schema: hubspotListSource, keys: ['listId'] },
+  endpoint: { env: 'HUBSPOT_BASE_URL', default: 'https://api.hubapi.com', description: 'HubSpot API' },
   // OAuth apps get 100 requests per 10 s per portal (private apps of Professional and Enterprise portals 190).
-  budget: { kind: 'window', windowMs: WINDOW_MS, overrideKey: 'requestsPer10s', env: 'HUBSPOT_REQUESTS_PER_10S', default: 100 },
-  connect: (credentials, config, deps) => hubspotConnector(hubspotCredentials.parse(credentials), config.hubspotBaseUrl.replace(/\/+$/, ''), deps),
+  budget: { kind: 'window', windowMs: WINDOW_MS, overrideKey: 'requestsPer10s', env: 'HUBSPOT_REQUESTS_PER_10S', default: 100, max: 10_000 },
+  connect: (credentials, config, deps) => hubspotConnector(hubspotCredentials.parse(credentials), config.urls.HUBSPOT.replace(/\/+$/, ''), deps),
 };

@@ -29,11 +29,17 @@ export const SALESFORCE: CrmDefinition & { kind: 'SALESFORCE' } = {
       ];
     },
   },
-  budget: { kind: 'concurrency', overrideKey: 'maxConcurrency', env: 'SALESFORCE_MAX_CONCURRENCY', default: 10 },
+  // API calls go to the connection's instanceUrl; the login host refreshes its token.
+  endpoint: {
+    env: 'SALESFORCE_LOGIN_URL',
+    default: 'https://login.salesforce.com',
+    description: "Salesforce OAuth host (API calls go to the connection's instance URL)",
+  },
+  budget: { kind: 'concurrency', overrideKey: 'maxConcurrency', env: 'SALESFORCE_MAX_CONCURRENCY', default: 10, max: 1_000 },
   connect: (credentials, config, deps) =>
     salesforceConnector(
       salesforceCredentials.parse(credentials),
-      { loginUrl: config.salesforceLoginUrl.replace(/\/+$/, ''), apiVersion: config.salesforceApiVersion ?? DEFAULT_SALESFORCE_API_VERSION },
+      { loginUrl: config.urls.SALESFORCE.replace(/\/+$/, ''), apiVersion: config.salesforceApiVersion ?? DEFAULT_SALESFORCE_API_VERSION },
       deps,
     ),
 };

@@ -8,7 +8,7 @@ export const PUSH_BATCH = 1_000;
  * and domains alike), the key as a bearer token.
  */
 export const instantlyPush: BlocklistPush = {
-  baseUrl: 'instantlyBaseUrl',
+  endpoint: { env: 'INSTANTLY_BASE_URL', default: 'https://api.instantly.ai', description: 'Instantly API' },
   batch: PUSH_BATCH,
   request: ({ baseUrl, apiKey }, values) => ({
     method: 'POST',

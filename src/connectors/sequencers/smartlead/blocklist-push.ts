@@ -6,7 +6,7 @@ import type { BlocklistPush } from '../definition.js';
  * Smartlead documents no maximum for the call, so its list read's page maximum (1,000) bounds it too.
  */
 export const smartleadPush: BlocklistPush = {
-  baseUrl: 'smartleadBaseUrl',
+  endpoint: { env: 'SMARTLEAD_BASE_URL', default: 'https://server.smartlead.ai', description: 'Smartlead API' },
   batch: 1_000,
   request({ baseUrl, apiKey, clientId }, values) {
     const url = new URL(`${baseUrl}/api/v1/leads/add-domain-block-list`);
