@@ -91,27 +91,33 @@ export function refusalsOverdue(run: RefusalRun, nowMs: number): boolean {
   return run.untilMs + REFUSAL_RUN_GAP_MS > nowMs && nowMs - run.sinceMs >= REFUSALS_WARNING_AFTER_MS && run.warnedForMs !== run.sinceMs;
 }
 
+/** A CRM's answer as its budget reads it: status, headers, and the body of a refusal. */
+export interface LimitAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
 /**
- * Whether an answer says the account's limit is reached: a 429 (until its `Retry-After`, else a whole
- * window), Salesforce's `REQUEST_LIMIT_EXCEEDED` (a minute), or HubSpot's `X-HubSpot-RateLimit-Remaining:
- * 0` on a success (a second: the budget's own window already holds requests until a slot frees, and a
- * whole window's pause after every full window would halve a burst's speed; this catches the account
- * being shared with another app).
+ * How a CRM says its limit is reached, besides a 429 (each CRM's folder holds its own: its `errors.ts`,
+ * named by its definition's `limits`).
  */
-export function pauseFromAnswer(
-  answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string },
-  retryAfterMs: number | undefined,
-  nowMs: number,
-): Pause | null {
-  const header = (name: string) => {
-    const value = answer.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  };
-  const intervalMs = Number(header('x-hubspot-ratelimit-interval-milliseconds')) || 10_000;
-  if (answer.status === 429) return { untilMs: nowMs + (retryAfterMs ?? intervalMs), reason: 'the CRM answered 429 Too Many Requests', refused: true };
-  if (answer.text.includes('REQUEST_LIMIT_EXCEEDED')) return { untilMs: nowMs + 60_000, reason: 'Salesforce answered REQUEST_LIMIT_EXCEEDED', refused: true };
-  if (header('x-hubspot-ratelimit-remaining') === '0') return { untilMs: nowMs + 1_000, reason: "HubSpot's rate-limit window is used up", refused: false };
-  return null;
+export interface LimitSignals {
+  /** How long a 429 without `Retry-After` pauses: the CRM's window. */
+  refusalPauseMs(answer: LimitAnswer): number;
+  /** A limit said otherwise (an error code, a header on a success), or null. */
+  otherSignal?(answer: LimitAnswer): { pauseMs: number; reason: string; refused: boolean } | null;
+}
+
+/**
+ * Whether an answer says the account's limit is reached: a 429 (until its `Retry-After`, else the CRM's
+ * window), or the CRM's own signal ({@link LimitSignals.otherSignal}).
+ */
+export function pauseFromAnswer(answer: LimitAnswer, retryAfterMs: number | undefined, nowMs: number, signals: LimitSignals): Pause | null {
+  if (answer.status === 429)
+    return { untilMs: nowMs + (retryAfterMs ?? signals.refusalPauseMs(answer)), reason: 'the CRM answered 429 Too Many Requests', refused: true };
+  const signal = signals.otherSignal?.(answer) ?? null;
+  return signal === null ? null : { untilMs: nowMs + signal.pauseMs, reason: signal.reason, refused: signal.refused };
 }
 
 function positive(value: unknown): number | undefined {

@@ -64,24 +64,30 @@ describe('waitForSlot', () => {
 
 describe('pauseFromAnswer', () => {
   const answer = (status: number, headers: Record<string, string> = {}, text = '') => ({ status, headers, text });
+  const hubspot = CRMS.HUBSPOT.limits;
+  const salesforce = CRMS.SALESFORCE.limits;
 
-  it('pauses a 429 until its Retry-After, else a whole window', () => {
-    expect(pauseFromAnswer(answer(429), 3_000, T)).toMatchObject({ untilMs: T + 3_000, refused: true });
-    expect(pauseFromAnswer(answer(429, { 'x-hubspot-ratelimit-interval-milliseconds': '10000' }), undefined, T)).toMatchObject({ untilMs: T + 10_000 });
+  it("pauses a 429 until its Retry-After, else the CRM's window", () => {
+    expect(pauseFromAnswer(answer(429), 3_000, T, hubspot)).toMatchObject({ untilMs: T + 3_000, refused: true });
+    expect(pauseFromAnswer(answer(429, { 'x-hubspot-ratelimit-interval-milliseconds': '1000' }), undefined, T, hubspot)).toMatchObject({ untilMs: T + 1_000 });
+    expect(pauseFromAnswer(answer(429), undefined, T, hubspot)).toMatchObject({ untilMs: T + 10_000 });
+    expect(pauseFromAnswer(answer(429), undefined, T, salesforce)).toMatchObject({ untilMs: T + 10_000, refused: true });
   });
 
   it("pauses a moment when HubSpot says the window is used up, and a minute on Salesforce's REQUEST_LIMIT_EXCEEDED", () => {
     // The window used up is the budget working, not a refusal: it never counts toward the 15-minute warning.
-    expect(pauseFromAnswer(answer(201, { 'x-hubspot-ratelimit-remaining': '0' }), undefined, T)).toMatchObject({ untilMs: T + 1_000, refused: false });
-    expect(pauseFromAnswer(answer(403, {}, '[{"errorCode":"REQUEST_LIMIT_EXCEEDED","message":"TotalRequests Limit exceeded."}]'), undefined, T)).toMatchObject({
-      untilMs: T + 60_000,
-      refused: true,
-    });
+    expect(pauseFromAnswer(answer(201, { 'x-hubspot-ratelimit-remaining': '0' }), undefined, T, hubspot)).toMatchObject({ untilMs: T + 1_000, refused: false });
+    const spent = answer(403, {}, '[{"errorCode":"REQUEST_LIMIT_EXCEEDED","message":"TotalRequests Limit exceeded."}]');
+    expect(pauseFromAnswer(spent, undefined, T, salesforce)).toMatchObject({ untilMs: T + 60_000, refused: true });
+    // Each CRM reads only its own signals.
+    expect(pauseFromAnswer(spent, undefined, T, hubspot)).toBeNull();
+    expect(pauseFromAnswer(answer(201, { 'x-hubspot-ratelimit-remaining': '0' }), undefined, T, salesforce)).toBeNull();
   });
 
   it('leaves other answers alone', () => {
-    expect(pauseFromAnswer(answer(200, { 'x-hubspot-ratelimit-remaining': '5' }), undefined, T)).toBeNull();
-    expect(pauseFromAnswer(answer(500), 2_000, T)).toBeNull();
+    expect(pauseFromAnswer(answer(200, { 'x-hubspot-ratelimit-remaining': '5' }), undefined, T, hubspot)).toBeNull();
+    expect(pauseFromAnswer(answer(500), 2_000, T, hubspot)).toBeNull();
+    expect(pauseFromAnswer(answer(500), 2_000, T, salesforce)).toBeNull();
   });
 });
 

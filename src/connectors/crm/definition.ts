@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { EndpointVariable } from '../../config.js';
-import type { BudgetRule } from '../../domain/crm-budget.js';
+import type { BudgetRule, LimitSignals } from '../../domain/crm-budget.js';
 import type { CrmConfig } from './index.js';
 import type { CrmKind } from './kinds.js';
 import type { ConnectorDeps } from './session.js';
@@ -35,6 +35,8 @@ export interface CrmDefinition {
    * `default`, or the environment variable `env`, 0 up to `max` (src/config.ts reads it into CrmConfig.budgets).
    */
   budget: BudgetRule & { env: string; default: number; max: number };
+  /** How its answers say the account's limit is reached (a 429, and its own signals): they pause the connection. */
+  limits: LimitSignals;
   /** The connector for credentials {@link credentials} accepted; its API's base URL is `config.urls[kind]`. */
   connect(credentials: Record<string, unknown>, config: CrmConfig, deps: ConnectorDeps): CrmConnector;
 }

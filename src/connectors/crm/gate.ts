@@ -1,5 +1,5 @@
 import type { CrmBudgetStore } from '../../db/crm-budget-store.js';
-import { pauseFromAnswer, refusalsOverdue, type CrmBudget, type RefusalRun } from '../../domain/crm-budget.js';
+import { pauseFromAnswer, refusalsOverdue, type CrmBudget, type LimitSignals, type RefusalRun } from '../../domain/crm-budget.js';
 import { retryAfterMs, type HttpClient, type HttpResponse } from '../http/client.js';
 import { CrmError } from './errors.js';
 
@@ -26,8 +26,8 @@ export interface GateConfig {
  * When the CRM has kept refusing for 15 minutes, `announceRefusals` is called (once per run of refusals
  * across processes is the callee's to ensure): the customer hears of it while the syncs keep waiting.
  */
-export function gatedHttp(http: HttpClient, gate: GateConfig & { crmName: string }): HttpClient {
-  const { store, connectionId, budget, crmName } = gate;
+export function gatedHttp(http: HttpClient, gate: GateConfig & { crmName: string; limits: LimitSignals }): HttpClient {
+  const { store, connectionId, budget, crmName, limits } = gate;
   const watch = async (refusals: RefusalRun, nowMs: number) => {
     if (gate.announceRefusals && refusalsOverdue(refusals, nowMs)) await gate.announceRefusals();
   };
@@ -45,6 +45,7 @@ export function gatedHttp(http: HttpClient, gate: GateConfig & { crmName: string
         { status: response.status, headers: response.headers, text: response.status >= 400 ? response.text() : '' },
         wait,
         Date.now(),
+        limits,
       );
       if (pause) {
         const paused = await store.pause(connectionId, pause);

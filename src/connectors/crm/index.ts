@@ -63,7 +63,7 @@ export function crmConnector(crm: string, credentials: unknown, config: CrmConfi
     http = createHttpClient({ allowPrivate: config.outboundAllowPrivate, userAgent: 'pipeline-sync-service', trustedOrigin: config.sandboxOrigin });
     sharedClients.set(shared, http);
   }
-  if (config.gate) http = gatedHttp(http, { ...config.gate, crmName: definition.name });
+  if (config.gate) http = gatedHttp(http, { ...config.gate, crmName: definition.name, limits: definition.limits });
   const deps = {
     http,
     retry: { ...DEFAULT_RETRY, ...config.retry },

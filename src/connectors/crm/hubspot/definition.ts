@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CrmDefinition } from '../definition.js';
 import { boundedCount } from '../schema-fields.js';
+import { hubspotLimits } from './errors.js';
 import { hubspotCredentials } from './credentials.js';
 import { hubspotConnector } from './index.js';
 import { hubspotListSource } from './lists.js';
@@ -23,5 +24,6 @@ export const HUBSPOT: CrmDefinition & { kind: 'HUBSPOT' } = {
   endpoint: { env: 'HUBSPOT_BASE_URL', default: 'https://api.hubapi.com', description: 'HubSpot API' },
   // OAuth apps get 100 requests per 10 s per portal (private apps of Professional and Enterprise portals 190).
   budget: { kind: 'window', windowMs: WINDOW_MS, overrideKey: 'requestsPer10s', env: 'HUBSPOT_REQUESTS_PER_10S', default: 100, max: 10_000 },
+  limits: hubspotLimits,
   connect: (credentials, config, deps) => hubspotConnector(hubspotCredentials.parse(credentials), config.urls.HUBSPOT.replace(/\/+$/, ''), deps),
 };

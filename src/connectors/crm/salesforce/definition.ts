@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CrmDefinition } from '../definition.js';
 import { boundedCount } from '../schema-fields.js';
+import { salesforceLimits } from './errors.js';
 import { salesforceCredentials } from './credentials.js';
 import { salesforceConnector } from './index.js';
 import { salesforceListSource } from './lists.js';
@@ -36,6 +37,7 @@ export const SALESFORCE: CrmDefinition & { kind: 'SALESFORCE' } = {
     description: "Salesforce OAuth host (API calls go to the connection's instance URL)",
   },
   budget: { kind: 'concurrency', overrideKey: 'maxConcurrency', env: 'SALESFORCE_MAX_CONCURRENCY', default: 10, max: 1_000 },
+  limits: salesforceLimits,
   connect: (credentials, config, deps) =>
     salesforceConnector(
       salesforceCredentials.parse(credentials),
