@@ -1,21 +1,30 @@
 import { z } from 'zod';
-import { CRM_KINDS } from '../connectors/crm/kinds.js';
 import { crmDefinition } from '../connectors/crm/registry.js';
-import type { SequencerCredentials } from '../connectors/sequencers/definition.js';
-import { PUSH_SEQUENCERS, sequencerDefinition } from '../connectors/sequencers/registry.js';
+import {
+  bindingSchema,
+  blocklistSchema,
+  checkSequencer,
+  crmObject,
+  destinationSchema,
+  parseCrmRateLimit,
+  parseCrmSource,
+  type Problem,
+  replyRelaySchema,
+  sourceSchema,
+} from './entities.js';
 
 /**
  * The fixture format of ../shared/fixtures/README.md: what tests, benchmarks, demos and the first
- * `npm start` load. Parsing fills in every default the README names; {@link parseFixture} then checks
- * the references between objects and the objects whose shape depends on a connection's CRM or a block
- * list's platform, so nothing is written from a fixture that is wrong anywhere.
+ * `npm start` load. Each entity is its schema of ./entities.ts (shared with the explorer's staff
+ * mutations) with its `ref`, its references and, for a fixture, its history. Parsing fills in every
+ * default the README names; {@link parseFixture} then checks the references between objects and the
+ * objects whose shape depends on a connection's CRM or a block list's platform, so nothing is written
+ * from a fixture that is wrong anywhere.
  */
 
 const ref = z.string().min(1).optional();
 const dateTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).transform((v) => new Date(v));
 const optionalDate = dateTime.optional();
-const platform = z.string().regex(/^[a-z][a-z0-9_-]*$/, { error: 'must be a lowercase platform name' });
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
 const capabilities = z
   .object({
@@ -55,87 +64,26 @@ const historyRequest = z
   })
   .strict();
 
-const sourceSchema = z
-  .object({
-    ref,
-    platform,
-    ingressCode: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{8,128}$/, { error: 'must be 8 to 128 letters, digits, _ or -' })
-      .optional(),
-    legacyIds: z.tuple([z.string().regex(/^[A-Za-z0-9_-]+$/), z.string().regex(/^[A-Za-z0-9_-]+$/)]).optional(),
-    config: z
-      .object({
-        createOrUpdateCompany: z.boolean().default(false),
-        createOrUpdateTask: z.boolean().default(false),
-        assignContactOwner: z.boolean().default(false),
-        crmObjectType: z.string().min(1).nullable().default(null),
-      })
-      .strict()
-      .default({ createOrUpdateCompany: false, createOrUpdateTask: false, assignContactOwner: false, crmObjectType: null }),
-    destinations: z
-      .array(
-        z
-          .object({
-            destination: z.string().min(1),
-            eventTypes: z.array(z.string().min(1)).default([]),
-            isDelayed: z.boolean().default(false),
-          })
-          .strict(),
-      )
-      .default([]),
-    replyRelay: z.string().min(1).optional(),
-    createdAt: optionalDate,
-    requests: z.array(historyRequest).default([]),
-  })
-  .strict();
+const sourceFixture = sourceSchema.extend({
+  ref,
+  destinations: z.array(bindingSchema.extend({ destination: z.string().min(1) })).default([]),
+  replyRelay: z.string().min(1).optional(),
+  createdAt: optionalDate,
+  requests: z.array(historyRequest).default([]),
+});
 
-const destinationSchema = z.object({ ref, url: httpUrl, description: z.string().default(''), createdAt: optionalDate }).strict();
+const destinationFixture = destinationSchema.extend({ ref, createdAt: optionalDate });
 
-const replyRelaySchema = z
-  .object({
-    ref,
-    description: z.string().default(''),
-    ccEmail: z.email({ error: 'must be an email address' }),
-    delayMinutes: z.number().int().min(0).default(0),
-    bodyTemplates: z.array(z.string()).default([]),
-    categoryAllowlist: z
-      .array(z.object({ id: z.string().min(1), name: z.string().min(1) }).strict())
-      .max(50, { error: 'has at most 50 entries' })
-      .default([]),
-    createdAt: optionalDate,
-  })
-  .strict();
+const replyRelayFixture = replyRelaySchema.extend({ ref, createdAt: optionalDate });
 
-/** A CRM-specific object (`crmRateLimit`, `crmSource`): its keys depend on the connection's CRM, checked once the whole fixture has parsed ({@link parseCrmShapes}). */
-const crmObject = z.record(z.string(), z.unknown(), { error: 'must be an object' });
-
-/**
- * A block list's `sequencer`: first against the keys of every sequencer block lists are pushed to, each
- * checked with its sequencer's schema (src/connectors/sequencers/<platform>/definition.ts), so a key no
- * sequencer takes is refused here; then, once the fixture parsed, against its own platform's
- * ({@link checkSequencer}). Each push sequencer's credentials are SequencerCredentials, hence the cast.
- */
-const sequencerSchema = z
-  .object(Object.assign({}, ...PUSH_SEQUENCERS.map((s) => s.credentials.shape)))
-  .strict()
-  .transform((credentials) => credentials as SequencerCredentials);
-
-const blocklistSchema = z
-  .object({
-    ref,
-    listName: z.string().min(1),
-    platform,
-    blockType: z.enum(['ADDRESS', 'DOMAIN']),
-    status: z.enum(['CREATED', 'FETCHING', 'SYNCING', 'SYNCED', 'SYNCING_NEW_CONTACTS']).default('CREATED'),
-    isEnabled: z.boolean().default(true),
-    hasCrmSource: z.boolean().default(true),
-    crmSource: crmObject.optional(),
-    sequencer: sequencerSchema.optional(),
-    entries: z.array(z.string().min(1)).default([]),
-    createdAt: optionalDate,
-  })
-  .strict();
+/** A block list, with the state it is seeded in: its status, whether it runs, and the entries already fetched. */
+const blocklistFixture = blocklistSchema.extend({
+  ref,
+  status: z.enum(['CREATED', 'FETCHING', 'SYNCING', 'SYNCED', 'SYNCING_NEW_CONTACTS']).default('CREATED'),
+  isEnabled: z.boolean().default(true),
+  entries: z.array(z.string().min(1)).default([]),
+  createdAt: optionalDate,
+});
 
 const connectionSchema = z
   .object({
@@ -150,10 +98,10 @@ const connectionSchema = z
     createdAt: optionalDate,
     credentials: z.record(z.string(), z.unknown()).optional(),
     crmRateLimit: crmObject.optional(),
-    sources: z.array(sourceSchema).default([]),
-    destinations: z.array(destinationSchema).default([]),
-    replyRelays: z.array(replyRelaySchema).default([]),
-    blocklists: z.array(blocklistSchema).default([]),
+    sources: z.array(sourceFixture).default([]),
+    destinations: z.array(destinationFixture).default([]),
+    replyRelays: z.array(replyRelayFixture).default([]),
+    blocklists: z.array(blocklistFixture).default([]),
   })
   .strict();
 
@@ -211,8 +159,7 @@ const fixtureSchema = z.object({ accounts: z.array(accountSchema).min(1, { error
 
 export type Fixture = z.infer<typeof fixtureSchema>;
 export type FixtureConnection = z.infer<typeof connectionSchema>;
-export type FixtureSource = z.infer<typeof sourceSchema>;
-type FixtureBlocklist = z.infer<typeof blocklistSchema>;
+export type FixtureSource = z.infer<typeof sourceFixture>;
 
 /** The `ref` → id map the seed command prints, one object per entity kind. */
 export interface RefMap {
@@ -290,7 +237,7 @@ function checkReferences(fixture: Fixture): string[] {
       connection.replyRelays.forEach((r, i) => claim(r.ref, `${at}.replyRelays[${i}]`));
       connection.blocklists.forEach((b, i) => {
         claim(b.ref, `${at}.blocklists[${i}]`);
-        problems.push(...checkSequencer(b, `${at}.blocklists[${i}]`));
+        checkSequencer(b).forEach(({ path, message }) => problems.push(`${formatPath([`${at}.blocklists[${i}]`, ...path])}: ${message}`));
       });
       connection.sources.forEach((source, s) => {
         const sourceAt = `${at}.sources[${s}]`;
@@ -342,103 +289,27 @@ function checkReferences(fixture: Fixture): string[] {
  */
 function parseCrmShapes(connection: FixtureConnection, connectionAt: string): { connection: FixtureConnection; problems: string[] } {
   const problems: string[] = [];
-  const report = (path: PropertyKey[], message: string) => problems.push(`${formatPath([connectionAt, ...path])}: ${message}`);
+  const report = (at: PropertyKey[], found: Problem[]) =>
+    found.forEach(({ path, message }) => problems.push(`${formatPath([connectionAt, ...at, ...path])}: ${message}`));
   const definition = crmDefinition(connection.crm);
-  if (!definition) {
-    if (connection.crmRateLimit) report(['crmRateLimit'], `is only supported on ${SUPPORTED_CRMS} connections`);
-    connection.blocklists.forEach((list, i) => {
-      if (!list.hasCrmSource) return;
-      if (list.crmSource) report(['blocklists', i, 'crmSource'], `is only supported on ${SUPPORTED_CRMS} connections`);
-      else report(['blocklists', i, 'hasCrmSource'], `CRM sources are only supported on ${SUPPORTED_CRMS} connections (set hasCrmSource to false)`);
-    });
-    return { connection, problems };
+  let credentials: Record<string, unknown> | undefined;
+  if (definition && connection.credentials) {
+    const parsed = definition.credentials.strict().safeParse(connection.credentials);
+    if (parsed.success) credentials = parsed.data;
+    else report(['credentials'], parsed.error.issues);
   }
-  const owner = `a ${definition.kind} connection`;
-  const credentials = connection.credentials && parseWith(definition.credentials.strict(), connection.credentials, ['credentials'], report);
-  const crmRateLimit = connection.crmRateLimit && parseShaped(connection.crmRateLimit, definition.rateLimit, owner, ['crmRateLimit'], report);
+  let crmRateLimit: Record<string, unknown> | undefined;
+  if (connection.crmRateLimit) {
+    const parsed = parseCrmRateLimit(connection.crm, connection.crmRateLimit);
+    report([], parsed.problems);
+    crmRateLimit = parsed.value;
+  }
   const blocklists = connection.blocklists.map((list, i) => {
-    const at = ['blocklists', i, 'crmSource'];
-    if (!list.hasCrmSource) {
-      if (list.crmSource) report(at, 'is only allowed when hasCrmSource is true');
-      return list;
-    }
-    if (!list.crmSource) {
-      report(at, `is required when hasCrmSource is true (${owner} takes ${formatShape(definition.crmSource.keys)})`);
-      return list;
-    }
-    const rules = definition.crmSource;
-    const source = parseShaped(list.crmSource, rules, owner, at, report);
-    if (source === undefined) return list;
-    const problems = rules.problems?.(source, list.blockType) ?? [];
-    problems.forEach(({ key, message }) => report([...at, key], message));
-    return { ...list, crmSource: rules.complete?.(source) ?? source };
+    const parsed = parseCrmSource(connection.crm, list);
+    report(['blocklists', i], parsed.problems);
+    return parsed.value === undefined ? list : { ...list, crmSource: parsed.value };
   });
   return { connection: { ...connection, blocklists, ...(credentials && { credentials }), ...(crmRateLimit && { crmRateLimit }) }, problems };
-}
-
-type Report = (path: PropertyKey[], message: string) => void;
-
-/** A CRM object with its keys checked first ({@link checkShape}: one plain message names the right keys), then its values. */
-function parseShaped(
-  value: Record<string, unknown>,
-  rules: { schema: z.ZodType<Record<string, unknown>>; keys: Shape },
-  owner: string,
-  at: PropertyKey[],
-  report: Report,
-) {
-  const problems = checkShape(value, rules.keys, owner);
-  problems.forEach(({ key, message }) => report(key === undefined ? at : [...at, key], message));
-  return problems.length > 0 ? undefined : parseWith(rules.schema, value, at, report);
-}
-
-/** The value parsed, or undefined with each issue reported at its path. */
-function parseWith(schema: z.ZodType<Record<string, unknown>>, value: unknown, at: PropertyKey[], report: Report) {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  parsed.error.issues.forEach((issue) => report([...at, ...issue.path], issue.message));
-  return undefined;
-}
-
-const SUPPORTED_CRMS = new Intl.ListFormat('en', { type: 'conjunction' }).format(CRM_KINDS);
-
-/** The keys an object takes (`?` marks an optional one), as the README writes them: `{object, field?}`. */
-type Shape = readonly string[];
-
-/** One message when keys of another shape are present (it names the right shape), else one per missing key. */
-function checkShape(value: object, shape: Shape, owner: string): Array<{ key?: string; message: string }> {
-  const allowed = shape.map((key) => key.replace(/\?$/, ''));
-  const present = Object.entries(value)
-    .filter(([, v]) => v !== undefined)
-    .map(([key]) => key);
-  const foreign = present.filter((key) => !allowed.includes(key));
-  if (foreign.length > 0) return [{ message: `${owner} takes ${formatShape(shape)}, not ${formatShape(foreign)}` }];
-  return shape.filter((key) => !key.endsWith('?') && !present.includes(key)).map((key) => ({ key, message: 'is required' }));
-}
-
-/** A block list's `sequencer` against its platform's credentials (keys, then values). */
-function checkSequencer({ sequencer, platform }: FixtureBlocklist, at: string): string[] {
-  if (!sequencer) return [];
-  const definition = sequencerDefinition(platform);
-  if (!definition?.blocklistPush) return [`${at}.sequencer: block lists are pushed only to ${PUSH_PLATFORMS}, not ${platform}`];
-  const { credentials } = definition;
-  const problems = checkShape(sequencer, shapeOf(credentials), `the ${platform} sequencer`);
-  if (problems.length === 0)
-    credentials
-      .safeParse(sequencer)
-      .error?.issues.forEach(({ path, message }) => problems.push({ key: path.length > 0 ? formatPath(path) : undefined, message }));
-  return problems.map(({ key, message }) => `${at}.sequencer${key === undefined ? '' : `.${key}`}: ${message}`);
-}
-
-const PUSH_PLATFORMS = new Intl.ListFormat('en', { type: 'conjunction' }).format(PUSH_SEQUENCERS.map((s) => s.platform));
-
-/** An object schema's keys as a {@link Shape}: `?` on those it may leave out. */
-function shapeOf(schema: z.ZodObject): Shape {
-  return Object.entries(schema.shape).map(([key, value]) => (z.safeParse(value, undefined).success ? `${key}?` : key));
-}
-
-/** `['object', 'field?']` → `{object, field?}`. */
-function formatShape(keys: readonly string[]): string {
-  return `{${keys.join(', ')}}`;
 }
 
 /** `['accounts', 0, 'connections', 1, 'crm']` → `accounts[0].connections[1].crm`. */

@@ -2,7 +2,8 @@ import type { PrismaClient } from '../db/prisma.js';
 import { newWebhookSecret } from '../domain/webhook-signature.js';
 import { apiKeyPrefix, hashApiKey, PREFIX, randomToken, sealSecret } from '../domain/secrets.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { type Fixture, type FixtureConnection, type FixtureSource, FixtureError, parseFixture, type RefMap } from './fixture.js';
+import { ingressInUse, newIngressCode, sequencerColumns } from './entities.js';
+import { type Fixture, type FixtureConnection, type FixtureSource, FixtureError, formatPath, parseFixture, type RefMap } from './fixture.js';
 
 /** What seeding printed: the ref map, plus every secret it generated (shown this once, never stored). */
 export interface SeedResult extends RefMap {
@@ -159,9 +160,7 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
         isEnabled: blocklist.isEnabled,
         hasCrmSource: blocklist.hasCrmSource,
         crmSource: toJson(blocklist.crmSource),
-        // The client id is public (the API shows it); only the key is secret, sealed like CRM credentials.
-        clientId: blocklist.sequencer?.clientId ?? null,
-        sequencerCredentialsEncrypted: blocklist.sequencer ? sealSecret(key, JSON.stringify({ apiKey: blocklist.sequencer.apiKey })) : null,
+        ...sequencerColumns(key, blocklist.sequencer),
         lastFetchedAt: blocklist.entries.length > 0 ? new Date() : null,
         ...(blocklist.createdAt ? { createdAt: blocklist.createdAt } : {}),
         // A SYNCED list has pushed every entry it holds to the sequencer; any other state has pushed none yet.
@@ -184,7 +183,7 @@ async function writeSource(
   relays: Map<string, number>,
   result: SeedResult,
 ): Promise<void> {
-  const ingressCode = source.ingressCode ?? randomToken('', 24);
+  const ingressCode = source.ingressCode ?? newIngressCode();
   const created = await tx.source.create({
     data: {
       connectionId,
@@ -260,13 +259,7 @@ async function refuseExistingSecrets(tx: Tx, fixture: Fixture): Promise<void> {
     for (const [c, connection] of account.connections.entries()) {
       for (const [s, source] of connection.sources.entries()) {
         const at = `accounts[${a}].connections[${c}].sources[${s}]`;
-        if (source.ingressCode && (await tx.source.findUnique({ where: { ingressCode: source.ingressCode }, select: { id: true } }))) {
-          problems.push(`${at}.ingressCode: already in use`);
-        }
-        if (source.legacyIds) {
-          const [legacyId1, legacyId2] = source.legacyIds;
-          if (await tx.source.findFirst({ where: { legacyId1, legacyId2 }, select: { id: true } })) problems.push(`${at}.legacyIds: already in use`);
-        }
+        for (const { path, message } of await ingressInUse(tx, source)) problems.push(`${formatPath([at, ...path])}: ${message}`);
       }
     }
     for (const [k, apiKey] of account.apiKeys.entries()) {
