@@ -9,9 +9,39 @@ import { requireStaff, serviceError } from './errors.js';
  */
 export async function recordAudit(ctx: Context, entry: { action: string; arguments: unknown; result: unknown }): Promise<void> {
   if (ctx.viewer.kind !== 'staff') return;
+  const secrets = shownOnce.get(ctx);
+  const recorded = (value: unknown) => (secrets ? withhold(value, secrets) : value) as object;
   await ctx.prisma.auditEntry.create({
-    data: { staff: ctx.viewer.name, action: entry.action, arguments: entry.arguments as object, result: entry.result as object },
+    data: { staff: ctx.viewer.name, action: entry.action, arguments: recorded(entry.arguments), result: recorded(entry.result) },
   });
+}
+
+/** What an audit row says in place of a secret the operation showed its caller once. */
+const WITHHELD = '[shown once, not recorded]';
+
+/** Secrets an operation shows its caller once (a new API key), by operation. */
+const shownOnce = new WeakMap<Context, Set<string>>();
+
+/**
+ * Keeps a secret the answer shows once (a new API key) out of this operation's audit row: wherever the
+ * row would carry it, it says {@link WITHHELD}. The answer itself is untouched.
+ */
+export function withholdFromAudit(ctx: Context, secret: string): void {
+  const secrets = shownOnce.get(ctx) ?? new Set<string>();
+  secrets.add(secret);
+  shownOnce.set(ctx, secrets);
+}
+
+/** `value` (JSON: an answer, variables) with every occurrence of the secrets replaced. */
+function withhold(value: unknown, secrets: Set<string>): unknown {
+  if (typeof value === 'string') return [...secrets].reduce((text, secret) => text.split(secret).join(WITHHELD), value);
+  if (Array.isArray(value)) return value.map((v) => withhold(v, secrets));
+  // graphql-js builds its answers' objects without a prototype.
+  const prototype: unknown = value !== null && typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
+  if (prototype === Object.prototype || prototype === null) {
+    return Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, withhold(v, secrets)]));
+  }
+  return value;
 }
 
 builder.prismaObject('AuditEntry', {

@@ -24,6 +24,8 @@ import './platform-event.js';
 import './webhook-delivery.js';
 import './relay-execution.js';
 import './request-lineage.js';
+import './account-admin.js';
+import './api-key-admin.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });
