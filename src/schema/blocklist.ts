@@ -1,5 +1,7 @@
+import type { Prisma } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { accessibleConnections, accountArgs, requireReader } from './access.js';
+import type { Context } from './context.js';
 
 builder.prismaObject('Blocklist', {
   description: 'A CRM block list kept in sync with a sequencer.',
@@ -55,19 +57,41 @@ builder.prismaObject('BlocklistEntry', {
   }),
 });
 
-builder.queryFields((t) => ({
-  blocklists: t.prismaField({
-    type: ['Blocklist'],
-    description: 'Block lists of the connections the API key reaches (or of one of them), by ascending id.',
-    args: { ...accountArgs, connectionId: t.arg.int({ required: false, description: 'Only this connection; one outside the key gives an empty list.' }) },
-    resolve: async (query, _root, args, ctx) => {
-      const reader = await requireReader(ctx, args.accountId);
-      return ctx.prisma.blocklist.findMany({
-        ...query,
-        relationLoadStrategy: 'join',
-        where: { connection: accessibleConnections(reader), ...(args.connectionId == null ? {} : { connectionId: args.connectionId }) },
-        orderBy: { id: 'asc' },
-      });
-    },
-  }),
+const blocklistArgs = builder.args((t) => ({
+  connectionId: t.int({ required: false, description: 'Only this connection; one outside the key gives an empty list.' }),
 }));
+const BLOCKLISTS = 'Block lists of the connections the API key reaches (or of one of them), by ascending id.';
+
+/** The block lists the reader of `accountId` reaches (both mounts: the root list and `Account.blocklists`). */
+async function blocklistsOf(
+  query: { include?: Prisma.BlocklistInclude; select?: Prisma.BlocklistSelect },
+  ctx: Context,
+  accountId: number | null | undefined,
+  args: { connectionId?: number | null },
+) {
+  const reader = await requireReader(ctx, accountId);
+  return ctx.prisma.blocklist.findMany({
+    ...query,
+    relationLoadStrategy: 'join',
+    where: { connection: accessibleConnections(reader), ...(args.connectionId == null ? {} : { connectionId: args.connectionId }) },
+    orderBy: { id: 'asc' },
+  });
+}
+
+builder.queryField('blocklists', (t) =>
+  t.prismaField({
+    type: ['Blocklist'],
+    description: BLOCKLISTS,
+    args: { ...accountArgs, ...blocklistArgs },
+    resolve: (query, _root, args, ctx) => blocklistsOf(query, ctx, args.accountId, args),
+  }),
+);
+
+builder.prismaObjectField('Account', 'blocklists', (t) =>
+  t.prismaField({
+    type: ['Blocklist'],
+    description: BLOCKLISTS,
+    args: blocklistArgs,
+    resolve: (query, account, args, ctx) => blocklistsOf(query, ctx, account.id, args),
+  }),
+);

@@ -4,6 +4,7 @@ import type { Context } from './context.js';
 import { serviceError } from './errors.js';
 import { accountArgs, reachable, requireReader, type Reader } from './access.js';
 import {
+  accountHistoryList,
   countableRows,
   keysetPage,
   pageArgs,
@@ -76,49 +77,49 @@ export const DELIVERY_COLUMNS = sql`id, destination_id AS "destinationId", desti
   http_status AS "httpStatus", connection_id AS "connectionId", source_id AS "sourceId", event_type AS "eventType",
   to_email AS "toEmail", request_id AS "payloadId", error, replay_of_delivery_id AS "replayOfDeliveryId", created_at AS "createdAt"`;
 
+const deliveryFilters = builder.args((t) => ({
+  status: t.field({ type: DeliveryStatus, required: false, description: 'Only this status.' }),
+  destinationId: t.int({ required: false, description: 'Only this destination (404 when not reachable).' }),
+  sourceId: t.int({ required: false, description: 'Only this source (404 when not reachable).' }),
+  connectionId: t.int({ required: false, description: 'Only this connection (one outside the key gives no rows).' }),
+}));
+
+accountHistoryList('deliveries', {
+  type: DeliveryPage,
+  description: 'Forwarding deliveries, newest first.',
+  args: { ...windowArgs, ...pageArgs, ...deliveryFilters },
+  resolve: async (ctx, accountId, args) => {
+    const viewer = await requireReader(ctx, accountId);
+    const window = requireWindow(args.from, args.to);
+    const limit = requireLimit(args.limit);
+    if (args.destinationId != null) await requireDestination(ctx, viewer, args.destinationId);
+    if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
+    const where = visibleRows(viewer, window);
+    if (args.destinationId != null) where.push(sql`destination_id = ${args.destinationId}`);
+    if (args.sourceId != null) where.push(sql`source_id = ${args.sourceId}`);
+    if (args.connectionId != null) where.push(sql`connection_id = ${args.connectionId}`);
+    if (args.status) where.push(sql`status = ${args.status}::delivery_status`);
+    return keysetPage<DeliveryRecord>(ctx, {
+      table: 'deliveries',
+      columns: DELIVERY_COLUMNS,
+      where,
+      limit,
+      cursor: args.cursor,
+      scope: {
+        account: viewer.accountId,
+        connections: viewer.connectionIds.join(','),
+        destinationId: args.destinationId,
+        sourceId: args.sourceId,
+        connectionId: args.connectionId,
+        status: args.status,
+        from: window.from.toISOString(),
+        to: window.to.toISOString(),
+      },
+    });
+  },
+});
+
 builder.queryFields((t) => ({
-  deliveries: t.field({
-    type: DeliveryPage,
-    description: 'Forwarding deliveries, newest first.',
-    args: {
-      ...accountArgs,
-      ...windowArgs,
-      ...pageArgs,
-      status: t.arg({ type: DeliveryStatus, required: false, description: 'Only this status.' }),
-      destinationId: t.arg.int({ required: false, description: 'Only this destination (404 when not reachable).' }),
-      sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }),
-      connectionId: t.arg.int({ required: false, description: 'Only this connection (one outside the key gives no rows).' }),
-    },
-    resolve: async (_root, args, ctx) => {
-      const viewer = await requireReader(ctx, args.accountId);
-      const window = requireWindow(args.from, args.to);
-      const limit = requireLimit(args.limit);
-      if (args.destinationId != null) await requireDestination(ctx, viewer, args.destinationId);
-      if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
-      const where = visibleRows(viewer, window);
-      if (args.destinationId != null) where.push(sql`destination_id = ${args.destinationId}`);
-      if (args.sourceId != null) where.push(sql`source_id = ${args.sourceId}`);
-      if (args.connectionId != null) where.push(sql`connection_id = ${args.connectionId}`);
-      if (args.status) where.push(sql`status = ${args.status}::delivery_status`);
-      return keysetPage<DeliveryRecord>(ctx, {
-        table: 'deliveries',
-        columns: DELIVERY_COLUMNS,
-        where,
-        limit,
-        cursor: args.cursor,
-        scope: {
-          account: viewer.accountId,
-          connections: viewer.connectionIds.join(','),
-          destinationId: args.destinationId,
-          sourceId: args.sourceId,
-          connectionId: args.connectionId,
-          status: args.status,
-          from: window.from.toISOString(),
-          to: window.to.toISOString(),
-        },
-      });
-    },
-  }),
   delivery: t.field({
     type: DeliveryRef,
     description: 'One forwarding delivery; 404 when missing or not reachable by the key. Support staff reach every account.',

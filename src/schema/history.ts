@@ -1,10 +1,10 @@
 import { checkLimit, checkWindow, type Window } from '../domain/window.js';
 import { cursorScope, decodeCursor, encodeCursor, type Position } from '../domain/cursor.js';
 import { join, raw, sql, type Sql } from '../db/sql.js';
-import type { ObjectRef } from '@pothos/core';
+import type { InputFieldMap, InputShapeFromFields, ObjectRef } from '@pothos/core';
 import { builder, type BuilderTypes } from './builder.js';
 import type { Context } from './context.js';
-import type { Reader } from './access.js';
+import { accountArgs, type Reader } from './access.js';
 import { isQueryCanceled } from '../db/prisma.js';
 import { serviceError } from './errors.js';
 
@@ -24,6 +24,39 @@ export const pageArgs = builder.args((t) => ({
   cursor: t.string({ required: false, description: 'nextCursor of the previous page.' }),
   limit: t.int({ required: false, description: 'Page size, 1 to 500 (default 100).' }),
 }));
+
+/**
+ * One list of an account's history, defined once and mounted twice: at the root, where support staff name
+ * the account with `accountId` (an API key reads its own), and under `Account`, where the account is the
+ * parent (`account(id: 7) { syncs(...) }`). Both mounts take the same arguments and run the same resolver,
+ * so they answer the same rows, under the same rules, with cursors valid at either.
+ */
+export function accountHistoryList<Args extends InputFieldMap, Shape>(
+  name: string,
+  list: {
+    type: ObjectRef<BuilderTypes, Shape>;
+    description: string;
+    args: Args;
+    resolve: (ctx: Context, accountId: number | null | undefined, args: InputShapeFromFields<Args>) => Promise<Shape>;
+  },
+): void {
+  // Pothos cannot check a field whose type and arguments are type parameters: the signature above is what
+  // the lists are checked against, and these erase it for the two mounts.
+  const type = list.type as ObjectRef<BuilderTypes, unknown>;
+  const args: InputFieldMap = list.args;
+  const resolve = list.resolve as (ctx: Context, accountId: number | null | undefined, args: object) => Promise<unknown>;
+  builder.queryField(name, (t) =>
+    t.field({
+      type,
+      description: list.description,
+      args: { ...accountArgs, ...args },
+      resolve: (_root, rootArgs, ctx) => resolve(ctx, rootArgs.accountId, rootArgs),
+    }),
+  );
+  builder.prismaObjectField('Account', name, (t) =>
+    t.field({ type, description: list.description, args, resolve: (account, fieldArgs, ctx) => resolve(ctx, account.id, fieldArgs) }),
+  );
+}
 
 /** The window of a request, or a 400 listing what is wrong with it. */
 export function requireWindow(from: string, to: string): Window {

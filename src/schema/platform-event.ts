@@ -2,9 +2,9 @@ import { join, sql, type Sql } from '../db/sql.js';
 import { builder } from './builder.js';
 import { PLATFORM_EVENT_TYPES } from '../domain/platform-events.js';
 import type { Context } from './context.js';
-import { accountArgs, requireReader, type Reader } from './access.js';
+import { requireReader, type Reader } from './access.js';
 import { serviceError } from './errors.js';
-import { keysetPage, pageArgs, pageType, requireLimit, requireWindow, windowArgs } from './history.js';
+import { accountHistoryList, keysetPage, pageArgs, pageType, requireLimit, requireWindow, windowArgs } from './history.js';
 import { requireWebhooks } from './key-access.js';
 
 /** A platform event as stored: the spec's webhook payload (public id, type, created, summary, data). */
@@ -34,41 +34,41 @@ export const PlatformEventRef = builder.objectRef<PlatformEventRecord>('Platform
 
 const PlatformEventPage = pageType('PlatformEventPage', PlatformEventRef);
 
+const eventFilters = builder.args((t) => ({
+  type: t.string({ required: false, description: 'Only this event type.' }),
+}));
+
+accountHistoryList('events', {
+  type: PlatformEventPage,
+  description: 'Platform events of the account, newest first (the webhooks capability is required).',
+  args: { ...windowArgs, ...pageArgs, ...eventFilters },
+  resolve: async (ctx, accountId, args) => {
+    const viewer = await eventsReader(ctx, accountId);
+    const window = requireWindow(args.from, args.to);
+    const limit = requireLimit(args.limit);
+    if (args.type != null && !(PLATFORM_EVENT_TYPES as readonly string[]).includes(args.type)) {
+      throw serviceError('BAD_REQUEST', `type must be one of ${PLATFORM_EVENT_TYPES.join(', ')}`);
+    }
+    const where = [...visibleEvents(viewer), sql`created_at >= ${window.from}`, sql`created_at <= ${window.to}`];
+    if (args.type != null) where.push(sql`type = ${args.type}`);
+    return keysetPage<PlatformEventRecord>(ctx, {
+      table: 'platform_events',
+      columns: PLATFORM_EVENT_COLUMNS,
+      where,
+      limit,
+      cursor: args.cursor,
+      scope: {
+        account: viewer.accountId,
+        connections: viewer.connectionScope === 'account' ? 'all' : viewer.connectionIds.join(','),
+        type: args.type,
+        from: window.from.toISOString(),
+        to: window.to.toISOString(),
+      },
+    });
+  },
+});
+
 builder.queryFields((t) => ({
-  events: t.field({
-    type: PlatformEventPage,
-    description: 'Platform events of the account, newest first (the webhooks capability is required).',
-    args: {
-      ...accountArgs,
-      ...windowArgs,
-      ...pageArgs,
-      type: t.arg.string({ required: false, description: 'Only this event type.' }),
-    },
-    resolve: async (_root, args, ctx) => {
-      const viewer = await eventsReader(ctx, args.accountId);
-      const window = requireWindow(args.from, args.to);
-      const limit = requireLimit(args.limit);
-      if (args.type != null && !(PLATFORM_EVENT_TYPES as readonly string[]).includes(args.type)) {
-        throw serviceError('BAD_REQUEST', `type must be one of ${PLATFORM_EVENT_TYPES.join(', ')}`);
-      }
-      const where = [...visibleEvents(viewer), sql`created_at >= ${window.from}`, sql`created_at <= ${window.to}`];
-      if (args.type != null) where.push(sql`type = ${args.type}`);
-      return keysetPage<PlatformEventRecord>(ctx, {
-        table: 'platform_events',
-        columns: PLATFORM_EVENT_COLUMNS,
-        where,
-        limit,
-        cursor: args.cursor,
-        scope: {
-          account: viewer.accountId,
-          connections: viewer.connectionScope === 'account' ? 'all' : viewer.connectionIds.join(','),
-          type: args.type,
-          from: window.from.toISOString(),
-          to: window.to.toISOString(),
-        },
-      });
-    },
-  }),
   event: t.field({
     type: PlatformEventRef,
     description: 'One platform event of the account by its `svcevt_` id (the webhooks capability is required). Support staff reach every account.',

@@ -1,5 +1,9 @@
 import { sql } from '../db/sql.js';
+import { requireReader, type Reader } from './access.js';
 import { builder } from './builder.js';
+import type { Context } from './context.js';
+import { requireStaff, serviceError } from './errors.js';
+import { accountHistoryList, keysetPage, pageArgs, pageType, requireLimit, requireWindow, visibleRows, windowArgs } from './history.js';
 
 /** One reply relay execution as support staff see it (never through REST: it holds what a sales rep was sent). */
 export interface RelayExecutionRecord {
@@ -54,3 +58,61 @@ export const RelayExecutionRef = builder.objectRef<RelayExecutionRecord>('RelayE
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'Last change.' }),
   }),
 });
+
+const RelayExecutionPage = pageType('RelayExecutionPage', RelayExecutionRef);
+
+const RelayExecutionStatus = builder.enumType('RelayExecutionStatus', {
+  description: "Where a reply relay's email stands.",
+  values: {
+    scheduled: { description: 'Waiting for its time.' },
+    sent: { description: 'Accepted by the SMTP server.' },
+    skipped: { description: 'Not sent: the category allowlist, or the same reply again.' },
+    failed: { description: 'Not sent (retried while nextAttemptAt is set).' },
+  } as const,
+});
+
+const relayExecutionFilters = builder.args((t) => ({
+  relayId: t.int({ required: false, description: 'Only this reply relay (404 when not reachable).' }),
+  connectionId: t.int({ required: false, description: 'Only this connection.' }),
+  status: t.field({ type: RelayExecutionStatus, required: false, description: 'Only this status.' }),
+}));
+
+accountHistoryList('relayExecutions', {
+  type: RelayExecutionPage,
+  description:
+    'Support staff only, never through REST: what reply relays did with replies (the emails to sales reps), newest first by when the reply was recognised.',
+  args: { ...windowArgs, ...pageArgs, ...relayExecutionFilters },
+  resolve: async (ctx, accountId, args) => {
+    requireStaff(ctx);
+    const viewer = await requireReader(ctx, accountId);
+    const window = requireWindow(args.from, args.to);
+    const limit = requireLimit(args.limit);
+    if (args.relayId != null) await requireRelay(ctx, viewer, args.relayId);
+    const where = visibleRows(viewer, window);
+    if (args.relayId != null) where.push(sql`relay_id = ${args.relayId}`);
+    if (args.connectionId != null) where.push(sql`connection_id = ${args.connectionId}`);
+    if (args.status) where.push(sql`status = ${args.status}`);
+    return keysetPage<RelayExecutionRecord>(ctx, {
+      table: 'relay_executions',
+      columns: RELAY_EXECUTION_COLUMNS,
+      where,
+      limit,
+      cursor: args.cursor,
+      scope: {
+        account: viewer.accountId,
+        connections: viewer.connectionIds.join(','),
+        relayId: args.relayId,
+        connectionId: args.connectionId,
+        status: args.status,
+        from: window.from.toISOString(),
+        to: window.to.toISOString(),
+      },
+    });
+  },
+});
+
+/** A 404 unless the reply relay exists on a connection the reader reaches. */
+async function requireRelay(ctx: Context, viewer: Reader, relayId: number): Promise<void> {
+  const found = await ctx.prisma.replyRelay.findFirst({ where: { id: relayId, connectionId: { in: viewer.connectionIds } }, select: { id: true } });
+  if (!found) throw serviceError('NOT_FOUND', `Reply relay ${relayId} not found`);
+}

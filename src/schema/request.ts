@@ -4,6 +4,7 @@ import type { Context } from './context.js';
 import { accountArgs, reachable, requireReader } from './access.js';
 import { serviceError } from './errors.js';
 import {
+  accountHistoryList,
   countableRows,
   keysetPage,
   pageArgs,
@@ -50,33 +51,38 @@ export const RequestMetrics = builder.objectRef<{ count: number }>('RequestMetri
 const COLUMNS = sql`id, account_id AS "accountId", content_type AS "contentType", source_id AS "sourceId", connection_id AS "connectionId", path,
   created_at AS "createdAt"`;
 
+const requestFilters = builder.args((t) => ({
+  sourceId: t.int({ required: false, description: 'Only this source (404 when not reachable).' }),
+}));
+
+accountHistoryList('requests', {
+  type: RequestPage,
+  description: 'Inbound requests, newest first.',
+  args: { ...windowArgs, ...pageArgs, ...requestFilters },
+  resolve: async (ctx, accountId, args) => {
+    const viewer = await requireReader(ctx, accountId);
+    const window = requireWindow(args.from, args.to);
+    const limit = requireLimit(args.limit);
+    if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
+    const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [sql`source_id = ${args.sourceId}`] : [])];
+    return keysetPage<RequestRecord>(ctx, {
+      table: 'requests',
+      columns: COLUMNS,
+      where,
+      limit,
+      cursor: args.cursor,
+      scope: {
+        account: viewer.accountId,
+        connections: viewer.connectionIds.join(','),
+        sourceId: args.sourceId,
+        from: window.from.toISOString(),
+        to: window.to.toISOString(),
+      },
+    });
+  },
+});
+
 builder.queryFields((t) => ({
-  requests: t.field({
-    type: RequestPage,
-    description: 'Inbound requests, newest first.',
-    args: { ...accountArgs, ...windowArgs, ...pageArgs, sourceId: t.arg.int({ required: false, description: 'Only this source (404 when not reachable).' }) },
-    resolve: async (_root, args, ctx) => {
-      const viewer = await requireReader(ctx, args.accountId);
-      const window = requireWindow(args.from, args.to);
-      const limit = requireLimit(args.limit);
-      if (args.sourceId != null) await requireSource(ctx, viewer, args.sourceId);
-      const where = [...visibleRows(viewer, window), ...(args.sourceId != null ? [sql`source_id = ${args.sourceId}`] : [])];
-      return keysetPage<RequestRecord>(ctx, {
-        table: 'requests',
-        columns: COLUMNS,
-        where,
-        limit,
-        cursor: args.cursor,
-        scope: {
-          account: viewer.accountId,
-          connections: viewer.connectionIds.join(','),
-          sourceId: args.sourceId,
-          from: window.from.toISOString(),
-          to: window.to.toISOString(),
-        },
-      });
-    },
-  }),
   request: t.field({
     type: RequestRef,
     description: 'One request, with what became of it; 404 when missing or not reachable by the key. Support staff reach every account.',

@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import { accountArgs, reachable, requireReader, type Reader } from './access.js';
 import { serviceError } from './errors.js';
 import {
+  accountHistoryList,
   countableRows,
   keysetPage,
   pageArgs,
@@ -91,42 +92,47 @@ const filterArgs = builder.args((t) => ({
   connectionId: t.int({ required: false, description: 'Only this connection (one outside the key gives no rows).' }),
 }));
 
-builder.queryFields((t) => ({
-  syncs: t.field({
-    type: SyncPage,
-    description: 'CRM write attempts, newest first.',
-    args: { ...accountArgs, ...windowArgs, ...pageArgs, ...filterArgs, status: t.arg({ type: SyncStatus, required: false, description: 'Only this status.' }) },
-    resolve: async (_root, args, ctx) => {
-      const viewer = await requireReader(ctx, args.accountId);
-      const window = requireWindow(args.from, args.to);
-      const limit = requireLimit(args.limit);
-      const where = await syncFilters(ctx, viewer, window, args);
-      if (args.status === 'error') where.push(sql`(status = 'error' OR status IS NULL)`);
-      else if (args.status) where.push(sql`status = ${args.status}::sync_status`);
-      const page = (client: typeof ctx.heavy) =>
-        keysetPage<SyncRecord>(
-          ctx,
-          {
-            table: 'syncs',
-            columns: SYNC_COLUMNS,
-            where,
-            limit,
-            cursor: args.cursor,
-            scope: {
-              account: viewer.accountId,
-              connections: viewer.connectionIds.join(','),
-              sourceId: args.sourceId,
-              connectionId: args.connectionId,
-              status: args.status,
-              from: window.from.toISOString(),
-              to: window.to.toISOString(),
-            },
+const statusArgs = builder.args((t) => ({
+  status: t.field({ type: SyncStatus, required: false, description: 'Only this status.' }),
+}));
+
+accountHistoryList('syncs', {
+  type: SyncPage,
+  description: 'CRM write attempts, newest first.',
+  args: { ...windowArgs, ...pageArgs, ...filterArgs, ...statusArgs },
+  resolve: async (ctx, accountId, args) => {
+    const viewer = await requireReader(ctx, accountId);
+    const window = requireWindow(args.from, args.to);
+    const limit = requireLimit(args.limit);
+    const where = await syncFilters(ctx, viewer, window, args);
+    if (args.status === 'error') where.push(sql`(status = 'error' OR status IS NULL)`);
+    else if (args.status) where.push(sql`status = ${args.status}::sync_status`);
+    const page = (client: typeof ctx.heavy) =>
+      keysetPage<SyncRecord>(
+        ctx,
+        {
+          table: 'syncs',
+          columns: SYNC_COLUMNS,
+          where,
+          limit,
+          cursor: args.cursor,
+          scope: {
+            account: viewer.accountId,
+            connections: viewer.connectionIds.join(','),
+            sourceId: args.sourceId,
+            connectionId: args.connectionId,
+            status: args.status,
+            from: window.from.toISOString(),
+            to: window.to.toISOString(),
           },
-          client,
-        );
-      return withQueryLimit(ctx, SYNC_HINT, page);
-    },
-  }),
+        },
+        client,
+      );
+    return withQueryLimit(ctx, SYNC_HINT, page);
+  },
+});
+
+builder.queryFields((t) => ({
   syncMetrics: t.field({
     type: SyncMetrics,
     description: 'Exact counts by status; their sum is what the list returns for the same filters.',
