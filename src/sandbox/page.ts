@@ -1,6 +1,6 @@
 import { escapeHtml } from '../domain/html.js';
 import { FAULT_KINDS } from './journal.js';
-import type { SandboxRow, SandboxView } from './view.js';
+import type { MailAddresses, SandboxRow, SandboxView } from './view.js';
 
 /** Seconds between the page's own refreshes. */
 const REFRESH_SECONDS = 3;
@@ -29,6 +29,8 @@ export function renderSandboxPage(view: SandboxView): string {
   .ok { color: #1e7a34; } .bad { color: #b3261e; } .empty { color: #8a929c; font-style: italic; }
   iframe { width: 100%; height: 140px; border: 1px solid #eef0f3; background: #fff; }
   form { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
+  dl.addresses { display: grid; grid-template-columns: max-content 1fr; gap: 0 8px; margin: 0 0 4px; font-size: 12px; }
+  dl.addresses dt { color: #6b7480; } dl.addresses dd { margin: 0; word-break: break-word; }
 </style>
 </head>
 <body>
@@ -76,11 +78,19 @@ function inbox(list: SandboxRow[]): string {
     .map(
       (mail) =>
         `<h3>${escapeHtml(time(mail.at))} · ${escapeHtml(mail.title)}${link(mail)}</h3>` +
+        addresses(mail.addresses) +
         (mail.html
           ? `<iframe sandbox title="${escapeHtml(mail.title)}" srcdoc="${escapeHtml(mail.detail)}"></iframe>`
           : `<pre class="detail">${escapeHtml(mail.detail)}</pre>`),
     )
     .join('');
+}
+
+/** Who an email went to, who it says it is from, and where a reply goes. */
+function addresses(mail: MailAddresses | undefined): string {
+  if (!mail) return '';
+  const line = (name: string, value: string | null) => `<dt>${name}</dt><dd>${value === null ? '<span class="empty">none</span>' : escapeHtml(value)}</dd>`;
+  return `<dl class="addresses">${line('To', mail.to)}${line('From', mail.from)}${line('Reply-To', mail.replyTo)}</dl>`;
 }
 
 function values(list: string[]): string {

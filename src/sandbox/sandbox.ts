@@ -43,7 +43,14 @@ export class Sandbox {
             system: 'inbox',
             method: 'SMTP',
             path: mail.envelope.to.join(', '),
-            headers: { subject: mail.subject ?? '', from: mail.from ?? '', to: mail.to ?? '', messageId: mail.messageId ?? '', html: mail.html ? 'yes' : 'no' },
+            headers: {
+              subject: mail.subject ?? '',
+              from: mail.from ?? '',
+              to: mail.to ?? '',
+              replyTo: mail.replyTo ?? '',
+              messageId: mail.messageId ?? '',
+              html: mail.html ? 'yes' : 'no',
+            },
             body: mail.html ?? mail.text ?? '',
             status: 250,
           })

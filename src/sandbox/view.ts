@@ -22,6 +22,15 @@ export interface SandboxRow {
   forced?: boolean;
   /** Inbox: the body is HTML (rendered in a sandboxed frame) rather than text. */
   html?: boolean;
+  /** Inbox: the addresses as the email's headers give them (null when it has none), so a reader sees which rep it went to. */
+  addresses?: MailAddresses;
+}
+
+/** An email's To, From and Reply-To headers as text, e.g. `"Ann" <ann@example.com>`. */
+export interface MailAddresses {
+  to: string | null;
+  from: string | null;
+  replyTo: string | null;
 }
 
 /** Everything the sandbox page shows, newest first; `/sandbox/state` answers it as JSON. */
@@ -127,6 +136,8 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
       detail: m.body,
       requestId: requestsByMessageId.get(m.headers.messageId ?? '') ?? null,
       html: m.headers.html === 'yes',
+      // Mail journaled before Reply-To was kept has none.
+      addresses: { to: m.headers.to || null, from: m.headers.from || null, replyTo: m.headers.replyTo || null },
     })),
     blocklists: {
       smartlead: [...sequencers.smartlead(SANDBOX_CREDENTIALS.smartlead).values].reverse().slice(0, ROWS),

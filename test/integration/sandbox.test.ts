@@ -98,6 +98,8 @@ describe('npm start with the sandbox (the embedded default)', () => {
     expect(seen.hubspot.activities[0]).toMatchObject({ title: expect.stringContaining('Re: Quick question'), requestId });
     expect(seen.forwarding.filter((r) => r.requestId === requestId).map((r) => r.status)).toEqual([200, 200]);
     expect(seen.inbox[0]).toMatchObject({ title: 'Re: Quick question', requestId, html: expect.any(Boolean) });
+    // Which rep it went to, who sent it, and that answering it answers the prospect.
+    expect(seen.inbox[0]!.addresses).toEqual({ to: 'dana.rep@acme.test', from: '"Pipeline Sync" <pipeline-sync@localhost>', replyTo: 'jane@prospect.test' });
     expect(seen.inbox[0]!.detail).toContain('Sounds good, send times for Thursday');
   });
 
@@ -132,6 +134,8 @@ describe('npm start with the sandbox (the embedded default)', () => {
     expect(html).toContain('SANDBOX: these systems stand in for');
     expect(html).toContain('<meta http-equiv="refresh"');
     expect(html).toContain('jane@prospect.test');
+    expect(html).toContain('<dt>To</dt><dd>dana.rep@acme.test</dd>');
+    expect(html).toContain('<dt>Reply-To</dt><dd>jane@prospect.test</dd>');
     expect(html).toMatch(/href="\/graphql\?query=%7B%20request\(id%3A%20\d+\)/);
     expect(html).toContain('<form method="post" action="/sandbox/faults">');
     expect(html).not.toMatch(/<script|https?:\/\/cdn/i);

@@ -101,7 +101,14 @@ describe('renderSandboxPage', () => {
     salesforce: { contacts: [], activities: [] },
     forwarding: [{ ...row, status: 500, forced: true }],
     webhooks: [{ ...row, requestId: null, eventId: 'svcevt_abc', status: 200, verified: true }],
-    inbox: [{ ...row, html: true, detail: '<p onclick="x()">Hi</p>' }],
+    inbox: [
+      {
+        ...row,
+        html: true,
+        detail: '<p onclick="x()">Hi</p>',
+        addresses: { to: '"Dana <b>Rep</b>" <dana.rep@acme.test>', from: 'Pipeline Sync <pipeline-sync@localhost>', replyTo: null },
+      },
+    ],
     blocklists: { smartlead: ['<b>bold.test</b>'], instantly: [] },
     faults: [{ system: 'hubspot', kind: '429', remaining: 2 }],
   };
@@ -122,6 +129,14 @@ describe('renderSandboxPage', () => {
     expect(html).toContain('500 (forced)');
     expect(html).toContain('signature verified');
     expect(html).toContain('hubspot: 429 for 2 more call(s)');
+  });
+
+  it("shows an email's To, From and Reply-To, escaped", () => {
+    expect(html).toContain(
+      '<dl class="addresses"><dt>To</dt><dd>&quot;Dana &lt;b&gt;Rep&lt;/b&gt;&quot; &lt;dana.rep@acme.test&gt;</dd>' +
+        '<dt>From</dt><dd>Pipeline Sync &lt;pipeline-sync@localhost&gt;</dd><dt>Reply-To</dt><dd><span class="empty">none</span></dd></dl>',
+    );
+    expect(html).not.toContain('<b>Rep</b>');
   });
 });
 
