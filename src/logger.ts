@@ -1,25 +1,36 @@
-import { pino, type Logger } from 'pino';
+import { pino, type Logger, type LoggerOptions } from 'pino';
 import type { LogLevel } from './config.js';
 
 export type { Logger };
 
+/** How log lines are written: `pretty` for a person at a terminal, `json` (one object a line) for anything else. */
+export type LogFormat = 'pretty' | 'json';
+
 /**
- * The service's logger: JSON lines on stdout, pretty-printed when stdout is a terminal.
- * Secrets never reach a log line: these paths are censored wherever they appear.
+ * The format for an output stream: pretty lines when it is a terminal (`npm start` in a shell), JSON lines
+ * otherwise: a pipe, a file, a log collector, a container without a TTY, the tests' child processes. Pure.
+ */
+export function logFormat(output: { isTTY?: boolean }): LogFormat {
+  return output.isTTY === true ? 'pretty' : 'json';
+}
+
+/**
+ * pino's options for a format. Both censor the same secrets: redaction happens before a line is written,
+ * whichever way it is written. Pretty lines go through pino-pretty in pino's worker thread.
+ */
+export function loggerOptions(level: LogLevel, format: LogFormat): LoggerOptions {
+  const options: LoggerOptions = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  if (format === 'json') return options;
+  return { ...options, transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' } } };
+}
+
+/**
+ * The service's logger on stdout, pretty or JSON as {@link logFormat} decides for stdout. With a
+ * `destination` (tests, benchmarks), JSON lines to it.
  */
 export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
-  const options = {
-    level,
-    redact: {
-      paths: REDACTED_PATHS,
-      censor: '[redacted]',
-    },
-  };
-  if (destination) return pino(options, destination as pino.DestinationStream);
-  if (process.stdout.isTTY) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname' } } });
-  }
-  return pino(options);
+  if (destination) return pino(loggerOptions(level, 'json'), destination as pino.DestinationStream);
+  return pino(loggerOptions(level, logFormat(process.stdout)));
 }
 
 const REDACTED_PATHS = [
