@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { authorizeErrorPage, consentPage, derived, isRedirectUri, redirectWith, sendHtml } from './consent.js';
 import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
@@ -56,6 +57,22 @@ export interface LoggedRequest {
   token: string;
 }
 
+/** The HubSpot account (portal) the emulator stands for: what its account details and token metadata say. */
+export interface HsPortal {
+  portalId: number;
+  /** The token metadata's `hub_domain`. */
+  hubDomain: string;
+  /** The account details' `uiDomain`. */
+  uiDomain: string;
+  accountType: 'STANDARD' | 'SANDBOX' | 'DEVELOPER_TEST' | 'APP_DEVELOPER';
+  timeZone: string;
+  companyCurrency: string;
+  /** The user who consents on the authorize page (the token metadata's `user` and `user_id`). */
+  user: string;
+  userId: number;
+  appId: number;
+}
+
 export interface HubspotEmulatorOptions {
   accessToken?: string;
   refreshToken?: string;
@@ -68,6 +85,33 @@ export interface HubspotEmulatorOptions {
   requestsPer10s?: number;
   /** The emulator's date, which decides whether v1 OAuth still answers (epoch ms; default: now). */
   now?: () => number;
+  /** The portal the authorize page connects (account details, token metadata). */
+  portal?: Partial<HsPortal>;
+}
+
+/**
+ * The scopes an app may ask for on the authorize page (HubSpot's scope reference: those of the CRM objects,
+ * owners and lists, and `oauth`); any other is refused as HubSpot refuses an unknown scope.
+ */
+const KNOWN_SCOPES = new Set([
+  'oauth',
+  'crm.objects.contacts.read',
+  'crm.objects.contacts.write',
+  'crm.objects.companies.read',
+  'crm.objects.companies.write',
+  'crm.objects.deals.read',
+  'crm.objects.deals.write',
+  'crm.objects.owners.read',
+  'crm.lists.read',
+  'crm.lists.write',
+  'sales-email-read',
+]);
+
+/** An authorization code the authorize page issued: for the redirect_uri and scopes asked, exchanged once. */
+interface AuthorizationCode {
+  redirectUri: string;
+  scopes: string[];
+  used: boolean;
 }
 
 /** The date-based API versions the emulator serves (HubSpot's numeric paths map onto the first). */
@@ -156,6 +200,14 @@ export class HubspotEmulator {
   expiredTokens = new Set<string>();
   refreshTokens = new Set<string>();
   rotateRefreshTokens: boolean;
+  /** The portal the authorize page connects. */
+  readonly portal: HsPortal;
+  /** Each consent given or refused on the authorize page, in order. */
+  readonly consents: Array<{ decision: 'allow' | 'deny'; state: string | null; redirectUri: string }> = [];
+  /** The authorization codes issued, by code. */
+  private readonly codes = new Map<string, AuthorizationCode>();
+  /** The scopes of the access tokens issued for a code (the others have every scope). */
+  private readonly tokenScopes = new Map<string, string[]>();
   /** Refuses (400 VALIDATION_ERROR) the creates it returns true for, alone or in a batch (tests of partial batch answers). */
   refuseCreate: ((type: ObjectType, properties: Record<string, string>) => boolean) | undefined;
   /** The rolling ten-second limit per access token; undefined: none. */
@@ -190,6 +242,18 @@ export class HubspotEmulator {
     this.requestsPer10s = options.requestsPer10s;
     this.now = options.now ?? Date.now;
     this.owners = options.owners ?? [{ id: '501', email: 'rep@seller.test', firstName: 'Rita', lastName: 'Rep', userId: 9001 }];
+    this.portal = {
+      portalId: 62515,
+      hubDomain: 'seller.test',
+      uiDomain: 'app.hubspot.com',
+      accountType: 'STANDARD',
+      timeZone: 'US/Eastern',
+      companyCurrency: 'USD',
+      user: 'admin@seller.test',
+      userId: 9001,
+      appId: 424242,
+      ...options.portal,
+    };
     this.server = http.createServer((req, res) => void this.handle(req, res));
   }
 
@@ -295,8 +359,15 @@ export class HubspotEmulator {
       const fault = this.plan.take(url.pathname, /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]);
       if (fault)
         return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+      if (url.pathname === '/oauth/authorize' && (req.method === 'GET' || req.method === 'POST')) {
+        const page = this.authorize(req.method, url, body, req.headers['content-type']);
+        this.requests.push({ method: req.method, path: url.pathname, status: page.status, at: Date.now(), token: '' });
+        return sendHtml(res, page.status, page.html, page.location ? { location: page.location } : {});
+      }
       const oauth = /^\/oauth\/([^/]+)\/token$/.exec(url.pathname)?.[1];
       if (req.method === 'POST' && oauth !== undefined) return this.token(oauth, req, body, answer);
+      const introspection = /^\/oauth\/([^/]+)\/token\/introspect$/.exec(url.pathname)?.[1];
+      if (req.method === 'POST' && introspection !== undefined) return this.introspect(introspection, req, body, answer);
       const auth = this.authenticate(req);
       if (auth) return answer(401, auth);
       const limit = this.rateLimit(req, url.pathname);
@@ -396,9 +467,32 @@ export class HubspotEmulator {
       return refuse('invalid_request', 'BAD_REQUEST', 'the token endpoint takes a form-encoded body');
     }
     const form = new URLSearchParams(body);
-    if (form.get('grant_type') !== 'refresh_token') return refuse('unsupported_grant_type', 'BAD_GRANT_TYPE', 'grant_type must be refresh_token');
+    const grant = form.get('grant_type');
+    if (grant !== 'refresh_token' && grant !== 'authorization_code')
+      return refuse('unsupported_grant_type', 'BAD_GRANT_TYPE', 'grant_type must be authorization_code or refresh_token');
     if (form.get('client_id') !== this.clientId) return refuse('invalid_client', 'BAD_CLIENT_ID', 'missing or unknown client id');
     if (form.get('client_secret') !== this.clientSecret) return refuse('invalid_client', 'BAD_CLIENT_SECRET', 'missing or invalid client secret');
+    if (grant === 'authorization_code') {
+      const code = this.codes.get(form.get('code') ?? '');
+      if (!code || code.used) return refuse('invalid_grant', 'BAD_AUTH_CODE', 'missing or unknown auth code');
+      if (form.get('redirect_uri') !== code.redirectUri) return refuse('invalid_grant', 'BAD_REDIRECT_URI', 'redirect_uri does not match the one authorized');
+      code.used = true;
+      // Derived from the code (see consent.ts): the sandbox's replay issues the same tokens.
+      const seed = form.get('code') ?? '';
+      const accessToken = `hs-access-${derived('access', seed)}`;
+      const refreshToken = `hs-refresh-${derived('refresh', seed)}`;
+      this.accessTokens.add(accessToken);
+      this.refreshTokens.add(refreshToken);
+      this.tokenScopes.set(accessToken, code.scopes);
+      return answer(200, {
+        token_type: 'bearer',
+        refresh_token: refreshToken,
+        access_token: accessToken,
+        expires_in: 1800,
+        hub_id: this.portal.portalId,
+        scopes: code.scopes,
+      });
+    }
     const refreshToken = form.get('refresh_token') ?? '';
     if (!this.refreshTokens.has(refreshToken)) return refuse('invalid_grant', 'BAD_REFRESH_TOKEN', 'missing or unknown refresh token');
     const accessToken = `hs-access-${randomBytes(8).toString('hex')}`;
@@ -411,6 +505,94 @@ export class HubspotEmulator {
     }
     this.tokenRefreshes.push({ at: Date.now(), rotated: this.rotateRefreshTokens });
     answer(200, { token_type: 'bearer', access_token: accessToken, refresh_token: next, expires_in: 1800 });
+  }
+
+  /**
+   * The authorize page (`GET /oauth/authorize?client_id&redirect_uri&scope&state`): consent for the
+   * emulator's portal, or an error page for an unknown client, a bad redirect_uri or an unknown scope (no
+   * redirect then). Posting `decision=allow` back to the same URL redirects to the redirect_uri with a
+   * `code` and the `state`; `decision=deny`, with `error=access_denied` and the `state`.
+   */
+  private authorize(method: string, url: URL, body: string, contentType: string | undefined): { status: number; html: string; location?: string } {
+    const query = url.searchParams;
+    const redirectUri = query.get('redirect_uri');
+    const scopes = (query.get('scope') ?? '').split(/[ +]+/).filter((s) => s !== '');
+    const refused = (error: string, description: string) => ({ status: 400, html: authorizeErrorPage('HubSpot', error, description) });
+    if (query.get('client_id') !== this.clientId) return refused('invalid_client', 'This app (client id) does not exist.');
+    if (!isRedirectUri(redirectUri)) return refused('invalid_request', 'redirect_uri must be an absolute http(s) URL.');
+    const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
+    if (scopes.length === 0 || unknown.length > 0) return refused('invalid_scope', `Unknown or missing scopes: ${unknown.join(' ') || '(none)'}`);
+    const state = query.get('state');
+    if (method === 'GET') {
+      const account = `HubSpot account ${this.portal.portalId} (${this.portal.hubDomain})`;
+      return { status: 200, html: consentPage({ vendor: 'HubSpot', account, clientId: this.clientId, redirectUri, scopes }) };
+    }
+    const decision = /^application\/x-www-form-urlencoded/.test(contentType ?? '') ? new URLSearchParams(body).get('decision') : null;
+    if (decision !== 'allow' && decision !== 'deny') return refused('invalid_request', 'decision must be allow or deny.');
+    this.consents.push({ decision, state, redirectUri });
+    const withState: Record<string, string> = state === null ? {} : { state };
+    if (decision === 'deny') {
+      return {
+        status: 302,
+        html: '',
+        location: redirectWith(redirectUri, { error: 'access_denied', error_description: 'The user denied access', ...withState }),
+      };
+    }
+    const code = `na1-${derived('code', this.consents.length, redirectUri, state ?? '', scopes.join(' '))}`;
+    this.codes.set(code, { redirectUri, scopes, used: false });
+    return { status: 302, html: '', location: redirectWith(redirectUri, { code, ...withState }) };
+  }
+
+  /**
+   * Token metadata (`POST /oauth/2026-03/token/introspect`, form `client_id`, `client_secret`, `token`):
+   * for an active access token, its portal, user, app and scopes; `{active: false}` for any other token.
+   */
+  private introspect(version: string, req: http.IncomingMessage, body: string, answer: (status: number, payload?: unknown) => void): void {
+    if (!(HUBSPOT_VERSIONS as readonly string[]).includes(version))
+      return answer(404, error('OBJECT_NOT_FOUND', `No route for POST /oauth/${version}/token/introspect`));
+    const refuse = (rfc6749: string, message: string) =>
+      answer(400, { error: rfc6749, error_description: message, status: 'BAD_REQUEST', message, correlationId: randomUUID() });
+    if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? ''))
+      return refuse('invalid_request', 'the endpoint takes a form-encoded body');
+    const form = new URLSearchParams(body);
+    if (form.get('client_id') !== this.clientId || form.get('client_secret') !== this.clientSecret)
+      return refuse('invalid_client', 'missing or invalid client credentials');
+    const token = form.get('token') ?? '';
+    if (!this.accessTokens.has(token)) return answer(200, { active: false });
+    const p = this.portal;
+    const scopes = this.tokenScopes.get(token) ?? [...KNOWN_SCOPES];
+    answer(200, {
+      token_use: 'access_token',
+      active: true,
+      token,
+      hub_id: p.portalId,
+      user_id: p.userId,
+      client_id: this.clientId,
+      app_id: p.appId,
+      scopes,
+      signed_access_token: {
+        appId: p.appId,
+        expiresAt: Date.now() + 1_800_000,
+        hubId: p.portalId,
+        hublet: 'na1',
+        installingUserId: p.userId,
+        isPrivateDistribution: false,
+        isServiceAccount: false,
+        isUserLevel: false,
+        newSignature: derived('signature', token),
+        scopeToScopeGroupPks: '',
+        scopes: scopes.join(','),
+        signature: derived('signature', token),
+        trialScopeToScopeGroupPks: '',
+        trialScopes: '',
+        userId: p.userId,
+      },
+      expires_in: 1800,
+      is_private_distribution: false,
+      token_type: 'access',
+      user: p.user,
+      hub_domain: p.hubDomain,
+    });
   }
 
   private route(method: string, url: URL, json: unknown): [number, unknown] {
@@ -457,7 +639,24 @@ export class HubspotEmulator {
       return this.associateCompany(decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string), json);
     }
     if (method === 'GET' && path === '/crm/owners/2026-03') return this.listOwners(url);
+    if (method === 'GET' && (path === '/account-info/2026-03/details' || path === '/account-info/v3/details')) return [200, this.accountDetails()];
     return [404, error('OBJECT_NOT_FOUND', `No route for ${method} ${url.pathname}`)];
+  }
+
+  /** The portal's account details, as `GET /account-info/2026-03/details` answers them. */
+  private accountDetails(): Record<string, unknown> {
+    const p = this.portal;
+    return {
+      portalId: p.portalId,
+      accountType: p.accountType,
+      timeZone: p.timeZone,
+      companyCurrency: p.companyCurrency,
+      additionalCurrencies: [],
+      utcOffset: '-05:00',
+      utcOffsetMilliseconds: -18_000_000,
+      uiDomain: p.uiDomain,
+      dataHostingLocation: 'na1',
+    };
   }
 
   /**

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { authorizeErrorPage, consentPage, derived, isRedirectUri, redirectWith, sendHtml } from './consent.js';
 import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
@@ -36,6 +37,31 @@ export interface SalesforceEmulatorOptions {
   maxConcurrency?: number;
   /** Records per query answer before `nextRecordsUrl` paging (Salesforce's default 2,000); small values make paging testable. */
   queryBatchSize?: number;
+  /** The org the authorize page connects, and its user (the identity URL's answer). */
+  org?: Partial<SfOrg>;
+}
+
+/** The org the emulator stands for, as its identity URL describes it. */
+export interface SfOrg {
+  organizationId: string;
+  /** The user who consents on the authorize page (the identity URL's user). */
+  userId: string;
+  username: string;
+  displayName: string;
+  email: string;
+  /** The org's My Domain (`urls.custom_domain`), if it has one. */
+  customDomain: string | null;
+}
+
+/** The scopes an app may ask for on the authorize page. */
+const KNOWN_SCOPES = new Set(['api', 'refresh_token', 'offline_access', 'id', 'full', 'web', 'openid', 'profile', 'email']);
+
+/** An authorization code the authorize page issued, with its PKCE challenge. */
+interface AuthorizationCode {
+  redirectUri: string;
+  scopes: string[];
+  challenge: { value: string; method: 'S256' | 'plain' } | null;
+  used: boolean;
 }
 
 type SObject = 'Contact' | 'Lead' | 'Account' | 'Task' | 'User';
@@ -126,6 +152,13 @@ export class SalesforceEmulator {
   instanceUrl = '';
   /** What the token endpoint answers as `instance_url`; defaults to {@link instanceUrl}. */
   refreshInstanceUrl: string | undefined;
+  /** The login host the token endpoint's identity URLs (`id`) name; defaults to {@link loginUrl}. */
+  identityLoginUrl: string | undefined;
+  /** The org the authorize page connects. */
+  readonly org: SfOrg;
+  /** Each consent given or refused on the authorize page, in order. */
+  readonly consents: Array<{ decision: 'allow' | 'deny'; state: string | null; redirectUri: string }> = [];
+  private readonly codes = new Map<string, AuthorizationCode>();
   readonly contacts = new Map<string, SfRecord>();
   readonly leads = new Map<string, SfRecord>();
   readonly accounts = new Map<string, SfRecord>();
@@ -166,6 +199,15 @@ export class SalesforceEmulator {
       { Id: '005000000000003AAA', Email: 'gone@seller.test', IsActive: false, Name: 'Gone Rep' },
     ];
     for (const u of users) this.users.set(u.Id, { ...u, CreatedDate: new Date().toISOString() });
+    this.org = {
+      organizationId: '00D000000000001AAA',
+      userId: API_USER,
+      username: 'integration@seller.test',
+      displayName: 'Integration User',
+      email: 'integration@seller.test',
+      customDomain: null,
+      ...options.org,
+    };
     this.login = http.createServer((req, res) => void this.handle('login', req, res));
     this.instance = http.createServer((req, res) => void this.handle('instance', req, res));
   }
@@ -247,7 +289,14 @@ export class SalesforceEmulator {
       const fault = this.plan.take(url.pathname);
       if (fault)
         return answer(fault.status, fault.body ?? faultBody(fault.status), fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {});
+      if (url.pathname === '/services/oauth2/authorize' && (req.method === 'GET' || req.method === 'POST')) {
+        const page = this.authorize(req.method, url, body, req.headers['content-type']);
+        this.requests.push({ method: req.method, path: url.pathname, status: page.status, via, at: Date.now() });
+        return sendHtml(res, page.status, page.html, page.location ? { location: page.location } : {});
+      }
       if (req.method === 'POST' && url.pathname === '/services/oauth2/token') return this.token(via, req, body, answer);
+      const identity = /^\/id\/([^/]+)\/([^/]+)$/.exec(url.pathname);
+      if (req.method === 'GET' && identity) return this.identity(identity[1] as string, identity[2] as string, req, answer);
       const api = /^\/services\/data\/(v\d{2,3}\.\d)(\/.*)$/.exec(url.pathname);
       if (!api) return answer(404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]);
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -263,10 +312,13 @@ export class SalesforceEmulator {
     if (!/^application\/x-www-form-urlencoded/.test(req.headers['content-type'] ?? ''))
       return answer(400, { error: 'invalid_request', error_description: 'must use application/x-www-form-urlencoded' });
     const form = new URLSearchParams(body);
-    if (form.get('grant_type') !== 'refresh_token') return answer(400, { error: 'unsupported_grant_type', error_description: 'grant type not supported' });
+    const grant = form.get('grant_type');
+    if (grant !== 'refresh_token' && grant !== 'authorization_code')
+      return answer(400, { error: 'unsupported_grant_type', error_description: 'grant type not supported' });
     if (form.get('client_id') !== this.clientId) return answer(400, { error: 'invalid_client_id', error_description: 'client identifier invalid' });
     if (form.has('client_secret') && form.get('client_secret') !== this.clientSecret)
       return answer(400, { error: 'invalid_client', error_description: 'invalid client credentials' });
+    if (grant === 'authorization_code') return this.exchangeCode(form, answer);
     const refreshToken = form.get('refresh_token') ?? '';
     if (!this.refreshTokens.has(refreshToken)) return answer(400, { error: 'invalid_grant', error_description: 'expired access/refresh token' });
     const accessToken = `00D000000000001!${randomBytes(12).toString('hex')}`;
@@ -275,7 +327,7 @@ export class SalesforceEmulator {
     const out: Record<string, string> = {
       access_token: accessToken,
       instance_url: this.refreshInstanceUrl ?? this.instanceUrl,
-      id: `${this.loginUrl}/id/00D000000000001AAA/${API_USER}`,
+      id: `${this.identityLoginUrl ?? this.loginUrl}/id/${this.org.organizationId}/${this.org.userId}`,
       token_type: 'Bearer',
       issued_at: issuedAt,
       signature: randomBytes(16).toString('base64'),
@@ -288,6 +340,140 @@ export class SalesforceEmulator {
     }
     this.tokenRefreshes.push({ at: Date.now(), rotated: this.rotateRefreshTokens, via });
     answer(200, out);
+  }
+
+  /**
+   * The authorize page of the web server flow (`GET /services/oauth2/authorize?response_type=code&client_id
+   * &redirect_uri&scope&state[&code_challenge&code_challenge_method]`): consent for the emulator's org, or
+   * an error page (unknown client, bad redirect_uri, response_type or scope; no redirect then). Posting
+   * `decision=allow` back redirects to the redirect_uri with a `code` and the `state`; `decision=deny`, with
+   * `error=access_denied` as Salesforce does.
+   */
+  private authorize(method: string, url: URL, body: string, contentType: string | undefined): { status: number; html: string; location?: string } {
+    const query = url.searchParams;
+    const redirectUri = query.get('redirect_uri');
+    const scopes = (query.get('scope') ?? '').split(/[ +]+/).filter((s) => s !== '');
+    const refused = (error: string, description: string) => ({ status: 400, html: authorizeErrorPage('Salesforce', error, description) });
+    if (query.get('client_id') !== this.clientId) return refused('invalid_client_id', 'client identifier invalid');
+    if (query.get('response_type') !== 'code') return refused('unsupported_response_type', 'response type not supported');
+    if (!isRedirectUri(redirectUri)) return refused('redirect_uri_mismatch', 'redirect_uri must match a configured callback URL');
+    const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
+    if (unknown.length > 0) return refused('invalid_scope', `the requested scope is not allowed: ${unknown.join(' ')}`);
+    const challengeValue = query.get('code_challenge');
+    const challengeMethod = query.get('code_challenge_method') ?? 'plain';
+    if (challengeValue !== null && challengeMethod !== 'S256' && challengeMethod !== 'plain')
+      return refused('invalid_request', 'unsupported code_challenge_method');
+    const state = query.get('state');
+    if (method === 'GET') {
+      const account = `Salesforce org ${this.org.organizationId} as ${this.org.username}`;
+      return { status: 200, html: consentPage({ vendor: 'Salesforce', account, clientId: this.clientId, redirectUri, scopes }) };
+    }
+    const decision = /^application\/x-www-form-urlencoded/.test(contentType ?? '') ? new URLSearchParams(body).get('decision') : null;
+    if (decision !== 'allow' && decision !== 'deny') return refused('invalid_request', 'decision must be allow or deny');
+    this.consents.push({ decision, state, redirectUri });
+    const withState: Record<string, string> = state === null ? {} : { state };
+    if (decision === 'deny') {
+      return {
+        status: 302,
+        html: '',
+        location: redirectWith(redirectUri, { error: 'access_denied', error_description: 'end-user denied authorization', ...withState }),
+      };
+    }
+    const code = `aPrx${derived('code', this.consents.length, redirectUri, state ?? '', challengeValue ?? '')}`;
+    const challenge = challengeValue === null ? null : { value: challengeValue, method: challengeMethod as 'S256' | 'plain' };
+    this.codes.set(code, { redirectUri, scopes, challenge, used: false });
+    return { status: 302, html: '', location: redirectWith(redirectUri, { code, ...withState }) };
+  }
+
+  /** The authorization-code grant: the code once, for its redirect_uri, with the verifier of its PKCE challenge. */
+  private exchangeCode(form: URLSearchParams, answer: (status: number, payload?: unknown) => void): void {
+    const seed = form.get('code') ?? '';
+    const code = this.codes.get(seed);
+    if (!code || code.used) return answer(400, { error: 'invalid_grant', error_description: 'authentication failure' });
+    if (form.get('redirect_uri') !== code.redirectUri)
+      return answer(400, { error: 'redirect_uri_mismatch', error_description: 'redirect_uri must match configuration' });
+    if (code.challenge) {
+      const verifier = form.get('code_verifier') ?? '';
+      const computed = code.challenge.method === 'S256' ? createHash('sha256').update(verifier, 'ascii').digest('base64url') : verifier;
+      if (verifier === '' || computed !== code.challenge.value) return answer(400, { error: 'invalid_grant', error_description: 'invalid code verifier' });
+    }
+    code.used = true;
+    // Derived from the code (see consent.ts): the sandbox's replay issues the same tokens.
+    const accessToken = `${this.org.organizationId.slice(0, 15)}!${derived('access', seed)}`;
+    const refreshToken = `5Aep861${derived('refresh', seed)}`;
+    this.accessTokens.add(accessToken);
+    this.refreshTokens.add(refreshToken);
+    answer(200, {
+      access_token: accessToken,
+      refresh_token: refreshToken,
+      signature: derived('signature', seed),
+      scope: code.scopes.join(' '),
+      instance_url: this.refreshInstanceUrl ?? this.instanceUrl,
+      id: `${this.identityLoginUrl ?? this.loginUrl}/id/${this.org.organizationId}/${this.org.userId}`,
+      token_type: 'Bearer',
+      issued_at: String(Date.now()),
+    });
+  }
+
+  /** The identity URL (`GET /id/<org id>/<user id>` with the user's access token): who the user is, in which org, and its API URLs. */
+  private identity(orgId: string, userId: string, req: http.IncomingMessage, answer: (status: number, payload?: unknown) => void): void {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!token || !this.accessTokens.has(token)) return answer(403, [{ message: 'Bad_OAuth_Token', errorCode: 'Bad_OAuth_Token' }]);
+    const o = this.org;
+    if (orgId !== o.organizationId || userId !== o.userId) return answer(404, [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }]);
+    const instance = this.refreshInstanceUrl ?? this.instanceUrl;
+    const api = (path: string) => `${instance}/services/${path}`;
+    const [first, ...rest] = o.displayName.split(' ');
+    answer(200, {
+      id: `${this.identityLoginUrl ?? this.loginUrl}/id/${orgId}/${userId}`,
+      asserted_user: true,
+      user_id: userId,
+      organization_id: orgId,
+      username: o.username,
+      nick_name: o.username.split('@')[0],
+      display_name: o.displayName,
+      email: o.email,
+      email_verified: true,
+      first_name: first ?? null,
+      last_name: rest.join(' ') || null,
+      timezone: 'America/Los_Angeles',
+      photos: { picture: `${instance}/profilephoto/005/F`, thumbnail: `${instance}/profilephoto/005/T` },
+      addr_street: null,
+      addr_city: null,
+      addr_state: null,
+      addr_country: 'US',
+      addr_zip: null,
+      mobile_phone: null,
+      mobile_phone_verified: false,
+      is_lightning_login_user: false,
+      status: { created_date: null, body: null },
+      urls: {
+        enterprise: api('Soap/c/{version}/00D000000000001'),
+        metadata: api('Soap/m/{version}/00D000000000001'),
+        partner: api('Soap/u/{version}/00D000000000001'),
+        rest: api('data/v{version}/'),
+        sobjects: api('data/v{version}/sobjects/'),
+        search: api('data/v{version}/search/'),
+        query: api('data/v{version}/query/'),
+        recent: api('data/v{version}/recent/'),
+        tooling_soap: api('Soap/T/{version}/00D000000000001'),
+        tooling_rest: api('data/v{version}/tooling/'),
+        profile: `${instance}/${userId}`,
+        feeds: api('data/v{version}/chatter/feeds'),
+        groups: api('data/v{version}/chatter/groups'),
+        users: api('data/v{version}/chatter/users'),
+        feed_items: api('data/v{version}/chatter/feed-items'),
+        feed_elements: api('data/v{version}/chatter/feed-elements'),
+        ...(o.customDomain ? { custom_domain: o.customDomain } : {}),
+      },
+      active: true,
+      user_type: 'STANDARD',
+      language: 'en_US',
+      locale: 'en_US',
+      utcOffset: -28_800_000,
+      last_modified_date: new Date().toISOString().replace('Z', '+0000'),
+      is_app_installed: true,
+    });
   }
 
   private route(req: http.IncomingMessage, version: string, path: string, url: URL, body: string): [number, unknown] {
