@@ -2,9 +2,11 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { CrmDefinition } from './connectors/crm/definition.js';
 import { CRM_KINDS, type CrmKind } from './connectors/crm/kinds.js';
+import type { OAuthApp } from './connectors/crm/oauth.js';
 import { CRMS } from './connectors/crm/registry.js';
 import type { SequencerPlatform } from './connectors/sequencers/platforms.js';
 import { PUSH_SEQUENCERS } from './connectors/sequencers/registry.js';
+import { sandboxApp } from './sandbox/demo.js';
 import { sandboxDefaultPath, type SandboxVariable } from './sandbox/system-table.js';
 
 /**
@@ -38,6 +40,15 @@ export interface Config {
   crmUrls: Record<CrmKind, string>;
   /** Each CRM's request budget for connections that name none (its definition names the variable: src/connectors/crm/<kind>/definition.ts). */
   crmBudgets: Record<CrmKind, number>;
+  /**
+   * Where customers consent to connect a CRM, for the CRMs whose OAuth names a host of its own (its
+   * definition's `oauth.authorize.endpoint`: HUBSPOT_APP_URL); the others consent at their `crmUrls` host.
+   */
+  crmAuthorizeUrls: Partial<Record<CrmKind, string>>;
+  /** The service's app at each CRM (its definition's `oauth.app` variables: HUBSPOT_CLIENT_ID, ...); a CRM without one cannot be connected by OAuth here. */
+  crmApps: Partial<Record<CrmKind, OAuthApp>>;
+  /** CONNECT_STATE_KEY: signs connect links; unset, a key derived from the encryption key does. */
+  connectStateKey: Buffer | undefined;
   /** Each sequencer's block-list API, for those block lists are pushed to: the variable its push's `endpoint` names (SMARTLEAD_BASE_URL, ...). */
   blocklistPushUrls: Partial<Record<SequencerPlatform, string>>;
   /** Minutes between a synced block list's incremental rounds. */
@@ -156,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
         "(generate one with: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\")",
     );
   }
+  problems.push(...appProblems(env));
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
@@ -185,6 +197,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimits: { perIp: e.RATE_LIMIT_PER_IP, perAccount: e.RATE_LIMIT_PER_ACCOUNT, outreach: e.RATE_LIMIT_OUTREACH },
     crmUrls: byKind((kind) => endpoint(CRMS[kind].endpoint)),
     crmBudgets: byKind((kind) => named[CRMS[kind].budget.env] as number),
+    crmAuthorizeUrls: Object.fromEntries(
+      CRM_KINDS.flatMap((kind) => {
+        const own = CRMS[kind].oauth.authorize.endpoint;
+        return own ? [[kind, endpoint(own)]] : [];
+      }),
+    ),
+    crmApps: Object.fromEntries(
+      CRM_KINDS.flatMap((kind) => {
+        const { clientIdEnv, clientSecretEnv } = CRMS[kind].oauth.app;
+        const clientId = named[clientIdEnv] as string | undefined;
+        const clientSecret = named[clientSecretEnv] as string | undefined;
+        // With the sandbox on and no app named, the sandbox CRMs' own app.
+        if (clientId === undefined) return sandbox ? [[kind, sandboxApp(kind)]] : [];
+        return [[kind, { clientId, ...(clientSecret === undefined ? {} : { clientSecret }) }]];
+      }),
+    ),
+    connectStateKey: e.CONNECT_STATE_KEY,
     blocklistPushUrls: Object.fromEntries(PUSH_SEQUENCERS.map(({ platform, blocklistPush }) => [platform, endpoint(blocklistPush.endpoint)])),
     blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,
     forwarding: {
@@ -271,6 +300,9 @@ const encryptionKey = z.string().transform((value, ctx) => {
   return z.NEVER;
 });
 
+// An OAuth app's client id or secret: one line, no spaces. A secret: messages never echo it.
+const appValue = z.string().regex(/^[\x21-\x7e]{1,512}$/, { error: 'must be 1 to 512 printable characters without spaces' });
+
 const tokenList = z.string().transform((value, ctx) => {
   const tokens = value
     .split(',')
@@ -297,19 +329,40 @@ function staffToken(entry: string): StaffToken {
 /**
  * The variables the registries' definitions name, in the order the README's table lists them: each CRM's
  * API (`endpoint`), each CRM's budget (`budget`: 0 up to its `max`), each push sequencer's block-list API
- * (`blocklistPush.endpoint`). A CRM or a sequencer adds its variables here by its registry line.
+ * (`blocklistPush.endpoint`), each CRM's consent host where it has its own (`oauth.authorize.endpoint`)
+ * and its app's client id and secret (`oauth.app`). A CRM or a sequencer adds its variables here by its
+ * registry line.
  */
-function definitionVariables(): Record<string, z.ZodType<string | number>> {
+function definitionVariables(): Record<string, z.ZodType<string | number | undefined>> {
   const url = ({ env, default: fallback }: EndpointVariable): [string, z.ZodType<string>] => [env, withDefault(httpUrl, fallback)];
   const budget = ({ env, default: fallback, max }: CrmDefinition['budget']): [string, z.ZodType<number>] => [
     env,
     withDefault(integer(0, max), String(fallback)),
   ];
-  return Object.fromEntries<z.ZodType<string | number>>([
+  return Object.fromEntries<z.ZodType<string | number | undefined>>([
     ...CRM_KINDS.map((kind) => url(CRMS[kind].endpoint)),
     ...CRM_KINDS.map((kind) => budget(CRMS[kind].budget)),
     ...PUSH_SEQUENCERS.map(({ blocklistPush }) => url(blocklistPush.endpoint)),
+    ...CRM_KINDS.flatMap((kind) => {
+      const own = CRMS[kind].oauth.authorize.endpoint;
+      return own ? [url(own)] : [];
+    }),
+    ...CRM_KINDS.flatMap((kind) => [CRMS[kind].oauth.app.clientIdEnv, CRMS[kind].oauth.app.clientSecretEnv].map((env) => [env, optional(appValue)] as const)),
   ]);
+}
+
+/**
+ * An app's client id or secret without the other (raw values, so that each is reported with every other
+ * problem): a secret alone is a mistake, and an id alone for a CRM whose exchange needs the secret too.
+ */
+function appProblems(env: NodeJS.ProcessEnv): string[] {
+  return CRM_KINDS.flatMap((kind) => {
+    const { clientIdEnv, clientSecretEnv, secretRequired } = CRMS[kind].oauth.app;
+    const [id, secret] = [isSet(env[clientIdEnv]), isSet(env[clientSecretEnv])];
+    if (secret && !id) return [`${clientIdEnv}: required with ${clientSecretEnv} (the ${CRMS[kind].name} app's client id)`];
+    if (id && !secret && secretRequired) return [`${clientSecretEnv}: required with ${clientIdEnv} (the ${CRMS[kind].name} app's client secret)`];
+    return [];
+  });
 }
 
 const envSchema = z.object({
@@ -321,6 +374,7 @@ const envSchema = z.object({
   INGRESS_URL: optional(baseUrlSchema),
   DOCS_URL: optional(httpUrl),
   ENCRYPTION_KEY: optional(encryptionKey),
+  CONNECT_STATE_KEY: optional(encryptionKey),
   SUPPORT_TOKENS: withDefault(tokenList, ''),
   OUTBOUND_ALLOW_PRIVATE: withDefault(boolean, 'false'),
   TRUST_PROXY: withDefault(proxyHops, 'false'),

@@ -4,7 +4,7 @@
  * product works on first start without an account anywhere. Pure.
  */
 
-import { crmKindOf } from '../connectors/crm/kinds.js';
+import { crmKindOf, type CrmKind } from '../connectors/crm/kinds.js';
 import { unreachable } from '../domain/unreachable.js';
 
 /** The credentials the sandbox's systems accept; the demo's connections and block lists are given them. */
@@ -27,6 +27,18 @@ export const SANDBOX_CREDENTIALS = {
   smartlead: 'sandbox-smartlead-key',
   instantly: 'sandbox-instantly-key',
 } as const;
+
+/** The service's app at the sandbox CRM of `kind` (its client id and secret): with SANDBOX on, the default of its app variables (src/config.ts). */
+export function sandboxApp(kind: CrmKind): { clientId: string; clientSecret: string } {
+  switch (kind) {
+    case 'HUBSPOT':
+      return { clientId: SANDBOX_CREDENTIALS.hubspot[0].clientId, clientSecret: SANDBOX_CREDENTIALS.hubspot[0].clientSecret };
+    case 'SALESFORCE':
+      return { clientId: SANDBOX_CREDENTIALS.salesforce.clientId, clientSecret: SANDBOX_CREDENTIALS.salesforce.clientSecret };
+    default:
+      return unreachable(kind);
+  }
+}
 
 /**
  * The sales reps who send the demo's and the samples' emails: the sandbox CRMs know each as a user

@@ -4,7 +4,7 @@ import { SandboxJournal, type JournalEntry, type NewEntry } from './journal.js';
 import { startSandboxSystems, systemUrl, type SandboxSystem, type SandboxSystems } from './systems.js';
 
 /** The systems whose state is built from what they received (the receivers and the inbox only record). */
-const STATEFUL: readonly SandboxSystem[] = ['hubspot', 'salesforce-login', 'salesforce-instance', 'smartlead', 'instantly'];
+const STATEFUL: readonly SandboxSystem[] = ['hubspot', 'hubspot-app', 'salesforce-login', 'salesforce-instance', 'smartlead', 'instantly'];
 
 /** An answer of a sandbox system, as the router relays it. */
 interface SystemAnswer {
@@ -115,6 +115,8 @@ async function send(base: string, request: { method: string; path: string; heade
     method: request.method,
     headers: request.headers,
     body: hasBody ? new Uint8Array(request.body) : undefined,
+    // A consent page's answer redirects the browser to the service's callback: relayed, never followed here.
+    redirect: 'manual',
   });
   const headers: Record<string, string> = {};
   for (const [name, value] of response.headers)

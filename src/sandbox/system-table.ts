@@ -10,6 +10,8 @@ import type { SandboxSystems } from './systems.js';
  */
 export const SANDBOX_SYSTEMS = [
   row('hubspot', 'HUBSPOT_BASE_URL', (s) => s.hubspot.url),
+  // HubSpot's app host, where a connect link sends the customer to consent (the same emulator serves it).
+  row('hubspot-app', 'HUBSPOT_APP_URL', (s) => s.hubspot.url),
   row('salesforce-login', 'SALESFORCE_LOGIN_URL', (s) => s.salesforce.loginUrl),
   // Named by the connection's credentials (src/sandbox/demo.ts) and by the token endpoint's answer.
   row('salesforce-instance', null, (s) => s.salesforce.instanceUrl),

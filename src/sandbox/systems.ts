@@ -29,7 +29,11 @@ export interface SandboxSystems {
 
 /** Starts every system with the demo's credentials and CRM lists. `sandboxUrl` is `<BASE_URL>/sandbox`. */
 export async function startSandboxSystems(options: { sandboxUrl: string; smtpPort: number; onMail: (mail: CapturedMail) => void }): Promise<SandboxSystems> {
-  const hubspot = await startHubspotEmulator(SANDBOX_CREDENTIALS.hubspot[0]);
+  // The portal a connect link from the sandbox connects (src/connect/): a sandbox account of its own.
+  const hubspot = await startHubspotEmulator({
+    ...SANDBOX_CREDENTIALS.hubspot[0],
+    portal: { portalId: 7_700_001, hubDomain: 'sandbox-portal.hubspot.test', accountType: 'SANDBOX', user: 'owner@acme.test' },
+  });
   for (const credentials of SANDBOX_CREDENTIALS.hubspot) {
     hubspot.accessTokens.add(credentials.accessToken);
     if (credentials.refreshToken) hubspot.refreshTokens.add(credentials.refreshToken);
@@ -43,6 +47,8 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
   });
   // The instance the token endpoint names is the sandbox's public path, not the emulator's loopback port.
   salesforce.refreshInstanceUrl = `${options.sandboxUrl}/salesforce-instance`;
+  // Likewise the identity URL a code exchange names: the service reads it through the sandbox's login path.
+  salesforce.identityLoginUrl = `${options.sandboxUrl}/salesforce-login`;
   const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
   const receivers = await startDestinationEmulator();
   // One inbox per machine: a second API process on the embedded database finds the port taken by the first,

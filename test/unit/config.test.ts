@@ -44,6 +44,13 @@ const DEFAULTS: Config = {
   // The embedded database's default: the sandbox stands in for every outside system.
   crmUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot', SALESFORCE: 'http://localhost:3000/sandbox/salesforce-login' },
   crmBudgets: { HUBSPOT: 100, SALESFORCE: 10 },
+  crmAuthorizeUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot-app' },
+  // The sandbox CRMs' own app: a connect link works offline.
+  crmApps: {
+    HUBSPOT: { clientId: 'sandbox-hubspot-client', clientSecret: 'sandbox-hubspot-secret' },
+    SALESFORCE: { clientId: 'sandbox-salesforce-client', clientSecret: 'sandbox-salesforce-secret' },
+  },
+  connectStateKey: undefined,
   blocklistPushUrls: { smartlead: 'http://localhost:3000/sandbox/smartlead', instantly: 'http://localhost:3000/sandbox/instantly' },
   blocklistRefreshMinutes: 60,
   forwarding: { retrySchedule: [5, 60, 300, 1_800, 7_200, 18_000], concurrency: 64, maxInFlight: 500 },
@@ -88,6 +95,12 @@ const ALL_VARIABLES = [
   'SALESFORCE_MAX_CONCURRENCY',
   'SANDBOX',
   'SANDBOX_SMTP_PORT',
+  'CONNECT_STATE_KEY',
+  'HUBSPOT_APP_URL',
+  'HUBSPOT_CLIENT_ID',
+  'HUBSPOT_CLIENT_SECRET',
+  'SALESFORCE_CLIENT_ID',
+  'SALESFORCE_CLIENT_SECRET',
 ] as const;
 
 describe('loadConfig defaults', () => {
@@ -488,5 +501,45 @@ describe('loadConfig SANDBOX', () => {
 
   it.each(['yes', '2'])('rejects SANDBOX=%s', (value) => {
     expect(namedVariables(configErrorFor({ SANDBOX: value }))).toEqual(['SANDBOX']);
+  });
+});
+
+describe('loadConfig CRM apps (connect links, issue 30)', () => {
+  const external = { DATABASE_URL: 'postgres://app@db.internal/pipeline', ENCRYPTION_KEY: 'a'.repeat(64) };
+  const hubspotApp = { HUBSPOT_CLIENT_ID: '0c1d2e3f-aaaa-bbbb-cccc-000000000001', HUBSPOT_CLIENT_SECRET: 'hs-app-secret-value' };
+
+  it('has no app without the variables and the sandbox: no CRM can be connected by OAuth', () => {
+    expect(loadConfig(external, CWD)).toMatchObject({ crmApps: {}, crmAuthorizeUrls: { HUBSPOT: 'https://app.hubspot.com' }, connectStateKey: undefined });
+  });
+
+  it('reads each app, a Salesforce app without its secret among them', () => {
+    const config = loadConfig({ ...external, ...hubspotApp, SALESFORCE_CLIENT_ID: '3MVG9consumer.key', HUBSPOT_APP_URL: 'https://app-eu1.hubspot.com/' }, CWD);
+    expect(config.crmApps).toEqual({
+      HUBSPOT: { clientId: hubspotApp.HUBSPOT_CLIENT_ID, clientSecret: hubspotApp.HUBSPOT_CLIENT_SECRET },
+      SALESFORCE: { clientId: '3MVG9consumer.key' },
+    });
+    expect(config.crmAuthorizeUrls).toEqual({ HUBSPOT: 'https://app-eu1.hubspot.com' });
+  });
+
+  it('keeps a named app over the sandbox one', () => {
+    expect(loadConfig(hubspotApp, CWD).crmApps.HUBSPOT).toEqual({ clientId: hubspotApp.HUBSPOT_CLIENT_ID, clientSecret: hubspotApp.HUBSPOT_CLIENT_SECRET });
+  });
+
+  it.each([
+    ['a HubSpot client id without its secret', { HUBSPOT_CLIENT_ID: 'id' }, ['HUBSPOT_CLIENT_SECRET']],
+    ['a secret without its client id', { HUBSPOT_CLIENT_SECRET: 'secret', SALESFORCE_CLIENT_SECRET: 'secret' }, ['HUBSPOT_CLIENT_ID', 'SALESFORCE_CLIENT_ID']],
+    ['a client id with a space', { SALESFORCE_CLIENT_ID: 'two words' }, ['SALESFORCE_CLIENT_ID']],
+    ['a short CONNECT_STATE_KEY', { CONNECT_STATE_KEY: 'abc' }, ['CONNECT_STATE_KEY']],
+  ])('refuses %s, naming the variables', (_case, env, names) => {
+    expect(namedVariables(configErrorFor({ ...external, ...env })).sort()).toEqual(names);
+  });
+
+  it('never echoes a client secret', () => {
+    const error = configErrorFor({ ...external, HUBSPOT_CLIENT_SECRET: 'do-not-print-me', SALESFORCE_CLIENT_SECRET: 'with space' });
+    expect(`${error.message}\n${error.problems.join('\n')}`).not.toMatch(/do-not-print-me|with space/);
+  });
+
+  it('decodes CONNECT_STATE_KEY like ENCRYPTION_KEY', () => {
+    expect(loadConfig({ ...external, CONNECT_STATE_KEY: 'b'.repeat(64) }, CWD).connectStateKey?.equals(Buffer.alloc(32, 0xbb))).toBe(true);
   });
 });

@@ -186,19 +186,26 @@ describe("the README's configuration table", () => {
     return readmeRows().find((row) => row.name === name)?.row;
   }
 
-  /** The outside systems' base URLs the definitions name: each CRM's API, each push sequencer's. */
-  const endpoints = [...CRM_KINDS.map((kind) => CRMS[kind].endpoint), ...PUSH_SEQUENCERS.map((sequencer) => sequencer.blocklistPush.endpoint)];
+  /** The outside systems' base URLs the definitions name: each CRM's API, each push sequencer's, each CRM's own consent host. */
+  const endpoints = [
+    ...CRM_KINDS.map((kind) => CRMS[kind].endpoint),
+    ...PUSH_SEQUENCERS.map((sequencer) => sequencer.blocklistPush.endpoint),
+    ...CRM_KINDS.flatMap((kind) => CRMS[kind].oauth.authorize.endpoint ?? []),
+  ];
+  /** The client id and secret variables of each CRM's OAuth app. */
+  const apps = CRM_KINDS.flatMap((kind) => [CRMS[kind].oauth.app.clientIdEnv, CRMS[kind].oauth.app.clientSecretEnv]);
 
   /**
    * Every variable the service reads: the keys of src/config.ts's `envSchema`, and those the definitions
-   * name (its `...definitionVariables()`: each CRM's endpoint and budget, each push sequencer's endpoint).
+   * name (its `...definitionVariables()`: each CRM's endpoint and budget, each push sequencer's endpoint,
+   * each CRM's consent host and OAuth app).
    */
   function configVariables(): string[] {
     const config = readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
     const schema = /^const envSchema = z\.object\(\{\n([\s\S]*?)^\}\);/m.exec(config)?.[1] ?? '';
     expect(schema).toMatch(/^ {2}\.\.\.definitionVariables\(\),$/m);
     const own = [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
-    return [...own, ...endpoints.map((endpoint) => endpoint.env), ...CRM_KINDS.map((kind) => CRMS[kind].budget.env)];
+    return [...own, ...endpoints.map((endpoint) => endpoint.env), ...CRM_KINDS.map((kind) => CRMS[kind].budget.env), ...apps];
   }
 
   it('stays in the README and lists every variable src/config.ts reads, and no other but Node its own', () => {

@@ -3,6 +3,7 @@ import type { EndpointVariable } from '../../config.js';
 import type { BudgetRule, LimitSignals } from '../../domain/crm-budget.js';
 import type { CrmConfig } from './index.js';
 import type { CrmKind } from './kinds.js';
+import type { CrmOAuth } from './oauth.js';
 import type { ConnectorDeps } from './session.js';
 import type { CrmConnector } from './types.js';
 
@@ -37,6 +38,11 @@ export interface CrmDefinition {
   budget: BudgetRule & { env: string; default: number; max: number };
   /** How its answers say the account's limit is reached (a 429, and its own signals): they pause the connection. */
   limits: LimitSignals;
+  /**
+   * How a customer connects it from a connect link (src/connect/): the service's app (its environment
+   * variables), the consent page, the scopes, and the code exchange that yields {@link credentials}.
+   */
+  oauth: CrmOAuth;
   /** The connector for credentials {@link credentials} accepted; its API's base URL is `config.urls[kind]`. */
   connect(credentials: Record<string, unknown>, config: CrmConfig, deps: ConnectorDeps): CrmConnector;
 }

@@ -5,6 +5,7 @@ import { hubspotLimits } from './errors.js';
 import { hubspotCredentials } from './credentials.js';
 import { hubspotConnector } from './index.js';
 import { hubspotListSource } from './lists.js';
+import { hubspotOAuth } from './oauth.js';
 
 /**
  * HubSpot's rolling window is 10 s; ours counts a slot a quarter second longer, for the time between
@@ -25,5 +26,6 @@ export const HUBSPOT: CrmDefinition & { kind: 'HUBSPOT' } = {
   // OAuth apps get 100 requests per 10 s per portal (private apps of Professional and Enterprise portals 190).
   budget: { kind: 'window', windowMs: WINDOW_MS, overrideKey: 'requestsPer10s', env: 'HUBSPOT_REQUESTS_PER_10S', default: 100, max: 10_000 },
   limits: hubspotLimits,
+  oauth: hubspotOAuth,
   connect: (credentials, config, deps) => hubspotConnector(hubspotCredentials.parse(credentials), config.urls.HUBSPOT.replace(/\/+$/, ''), deps),
 };

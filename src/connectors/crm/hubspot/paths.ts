@@ -16,6 +16,10 @@ export type HubspotObjectType = 'contacts' | 'companies' | 'emails' | 'notes' | 
 export const hubspotPaths = {
   /** `POST`: the OAuth token endpoint (refresh-token and authorization-code grants; RFC 6749 errors). */
   token: `/oauth/${V}/token`,
+  /** `POST`: a token's metadata (its portal's `hub_id` and `hub_domain`, the installing user). */
+  introspect: `/oauth/${V}/token/introspect`,
+  /** `GET`: the portal's account details (`portalId`, `uiDomain`, time zone, currency). */
+  accountDetails: `/account-info/${V}/details`,
   /** `POST` creates one; with an id, `GET` reads and `PATCH` updates it. */
   object: (type: HubspotObjectType, objectId?: string) => `/crm/objects/${V}/${type}${objectId === undefined ? '' : `/${id(objectId)}`}`,
   /** `POST` of up to 100 (read) or 200 (create, upsert) inputs. */

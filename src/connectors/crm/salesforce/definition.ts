@@ -6,6 +6,7 @@ import { salesforceCredentials } from './credentials.js';
 import { salesforceConnector } from './index.js';
 import { salesforceListSource } from './lists.js';
 import { DEFAULT_SALESFORCE_API_VERSION } from './session.js';
+import { salesforceOAuth } from './oauth.js';
 
 /** The opt-out checkbox Contact and Lead have as standard (Account has none: a list names its own). */
 const OPT_OUT_FIELD = 'HasOptedOutOfEmail';
@@ -38,6 +39,7 @@ export const SALESFORCE: CrmDefinition & { kind: 'SALESFORCE' } = {
   },
   budget: { kind: 'concurrency', overrideKey: 'maxConcurrency', env: 'SALESFORCE_MAX_CONCURRENCY', default: 10, max: 1_000 },
   limits: salesforceLimits,
+  oauth: salesforceOAuth,
   connect: (credentials, config, deps) =>
     salesforceConnector(
       salesforceCredentials.parse(credentials),
