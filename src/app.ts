@@ -12,6 +12,9 @@ import { installSandbox } from './sandbox/router.js';
 import type { Sandbox } from './sandbox/sandbox.js';
 import { maskIngressCode } from './domain/source-url.js';
 import { deriveKey } from './domain/secrets.js';
+import { connectSettings } from './connect/links.js';
+import { installConnect, maskConnectQuery } from './connect/routes.js';
+import { createHttpClient } from './connectors/http/client.js';
 
 export interface AppDeps {
   config: Config;
@@ -39,13 +42,23 @@ export function makeApp(deps: AppDeps): Express {
       autoLogging: { ignore: (req) => (req.url?.startsWith('/health') || (deps.sandbox !== undefined && req.url?.startsWith('/sandbox/'))) ?? false },
       // Only what an operator needs; headers stay out and ingress codes are masked (they are secrets).
       serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: maskIngressCode(req.url) }),
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: maskConnectQuery(maskIngressCode(req.url)) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
   );
 
   installHealth(app, deps);
+  // Connect links (before the sandbox's router: its "connect a sandbox CRM" button is one of these routes).
+  const connect = connectSettings(deps.config, deps.encryptionKey);
+  installConnect(app, {
+    prisma: deps.prisma,
+    logger: deps.logger,
+    encryptionKey: deps.encryptionKey,
+    settings: connect,
+    http: createHttpClient({ allowPrivate: deps.config.outboundAllowPrivate, userAgent: 'pipeline-sync-service', trustedOrigin: deps.config.sandbox?.origin }),
+    sandbox: deps.sandbox !== undefined,
+  });
   if (deps.sandbox) installSandbox(app, deps.sandbox);
   // What every GraphQL operation's context shares, whoever the viewer is.
   const shared = {
@@ -57,6 +70,7 @@ export function makeApp(deps: AppDeps): Express {
     encryptionKey: deps.encryptionKey,
     outboundAllowPrivate: deps.config.outboundAllowPrivate,
     sandboxOrigin: deps.config.sandbox?.origin,
+    connect,
   };
   installRest(app, { config: deps.config, logger: deps.logger, shared, rateLimits: deps.rateLimits });
   installGraphql(app, { logger: deps.logger, supportTokens: deps.config.supportTokens, shared });

@@ -46,6 +46,7 @@ ${section(
 </form>
 ${view.faults.length === 0 ? '<p class="empty">No failure forced.</p>' : `<ul>${view.faults.map((f) => `<li>${escapeHtml(f.system)}: ${escapeHtml(f.kind)} for ${f.remaining} more call(s)</li>`).join('')}</ul>`}`,
 )}
+${section('Connect a CRM', connectButtons())}
 ${section('HubSpot', `<h3>Contacts</h3>${rows(view.hubspot.contacts)}<h3>Activities</h3>${rows(view.hubspot.activities)}`)}
 ${section('Salesforce', `<h3>Contacts and leads</h3>${rows(view.salesforce.contacts)}<h3>Tasks</h3>${rows(view.salesforce.activities)}`)}
 ${section('Forwarding receiver', rows(view.forwarding))}
@@ -56,6 +57,19 @@ ${section('Sequencer block lists', `<h3>Smartlead</h3>${values(view.blocklists.s
 </body>
 </html>
 `;
+}
+
+/**
+ * Onboarding as a customer does it (issue 30): each button makes (or reuses) an unconnected connection of
+ * the demo account and opens its connect link, through the sandbox CRM's consent page to the page the
+ * customer sees (src/connect/). Browser tests: `#connect-sandbox-hubspot`, `#connect-sandbox-salesforce`.
+ */
+function connectButtons(): string {
+  const button = (kind: string, name: string) =>
+    `<form method="post" action="/sandbox/connect/${kind}"><button id="connect-sandbox-${kind}" data-testid="connect-sandbox-${kind}">Connect a sandbox ${name}</button></form>`;
+  return `<p class="detail">The demo account's customer connects their CRM: a new connection, its connect link, the CRM's consent page, and the page they see.</p>
+${button('hubspot', 'HubSpot')}
+${button('salesforce', 'Salesforce')}`;
 }
 
 function section(title: string, body: string): string {

@@ -1,3 +1,4 @@
+import type { ConnectSettings } from '../connect/links.js';
 import type { PrismaClient } from '../db/prisma.js';
 
 /** An API key caller, as resolved once at authentication. */
@@ -41,6 +42,8 @@ export interface Context {
   outboundAllowPrivate: boolean;
   /** SANDBOX: the service's own origin; endpoint URLs of its sandbox may use http and loopback. */
   sandboxOrigin: string | undefined;
+  /** What connect links need (src/connect/links.ts); absent, the connection mutations answer no link. */
+  connect?: ConnectSettings;
 }
 
 /** The part of the context that does not depend on who asks. */

@@ -26,6 +26,7 @@ import './relay-execution.js';
 import './request-lineage.js';
 import './account-admin.js';
 import './api-key-admin.js';
+import './connection-admin.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
 export const schema = builder.toSchema({ sortSchema: true });
