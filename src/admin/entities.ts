@@ -19,7 +19,7 @@ const platform = z.string().regex(/^[a-z][a-z0-9_-]*$/, { error: 'must be a lowe
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
 /** What the sync writes for a source (all off, no object type, unless set). */
-const sourceConfigSchema = z
+export const sourceConfigSchema = z
   .object({
     createOrUpdateCompany: z.boolean().default(false),
     createOrUpdateTask: z.boolean().default(false),

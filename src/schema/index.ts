@@ -26,6 +26,8 @@ import './relay-execution.js';
 import './request-lineage.js';
 import './account-admin.js';
 import './api-key-admin.js';
+import './source-admin.js';
+import './connection-settings.js';
 import './connection-admin.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
