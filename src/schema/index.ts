@@ -28,6 +28,8 @@ import './account-admin.js';
 import './api-key-admin.js';
 import './source-admin.js';
 import './connection-settings.js';
+import './destination-admin.js';
+import './reply-relay-admin.js';
 import './connection-admin.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
