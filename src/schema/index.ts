@@ -30,6 +30,7 @@ import './source-admin.js';
 import './connection-settings.js';
 import './destination-admin.js';
 import './reply-relay-admin.js';
+import './blocklist-admin.js';
 import './connection-admin.js';
 
 /** The GraphQL schema: support staff's explorer, and (later) the core the REST facade executes. */
