@@ -1,0 +1,167 @@
+/**
+ * The whole onboarding of a new customer (issue 30), as support staff and the customer do it, with nothing
+ * but the explorer and a browser: staff create an account, its API key, a HubSpot connection and a
+ * source in the explorer; the customer opens the connect link, consents on the (sandbox) HubSpot page and
+ * lands on the page naming the portal; the connection is `ready` in `GET /api/v1/account/status` for the
+ * new key, and an event posted to the source's ingress URL reaches the sandbox HubSpot. Over HTTP, each
+ * step as a browser makes it (no hand-made JSON, no row written by the test).
+ */
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { freePort } from '../../src/db/embedded.js';
+import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
+import { RateLimitStore } from '../../src/db/rate-limit-store.js';
+import { createHttpServer } from '../../src/http/server.js';
+import { RequestAcceptor } from '../../src/ingress/accept.js';
+import { ingressHandler } from '../../src/ingress/handler.js';
+import { createLogger } from '../../src/logger.js';
+import { Sandbox } from '../../src/sandbox/sandbox.js';
+import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import { apiGet, around } from '../support/rest.js';
+import { eventually, startTestWorker } from '../support/worker.js';
+
+const STAFF_TOKEN = 'onboarding-staff-token-0123456789';
+
+let db: TestDatabase;
+let config: Config;
+let sandbox: Sandbox;
+let heavyPrisma: PrismaClient;
+let rateLimits: RateLimitStore;
+let acceptor: RequestAcceptor;
+let server: Server;
+let worker: { stop(): Promise<void> };
+let base: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const port = await freePort();
+  // As `npm start` runs: SANDBOX on, no CRM app named (the sandbox CRMs' apps are the defaults), a staff token.
+  config = loadConfig({
+    DATABASE_URL: db.url,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
+    SANDBOX: 'true',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    SANDBOX_SMTP_PORT: String(await freePort()),
+    SUPPORT_TOKENS: `onboarder:${STAFF_TOKEN}`,
+    LOG_LEVEL: 'silent',
+  });
+  base = config.baseUrl;
+  const logger = createLogger('silent', process.stderr);
+  sandbox = await Sandbox.start({ prisma: db.prisma, baseUrl: base, smtpPort: config.sandbox!.smtpPort, encryptionKey: TEST_ENCRYPTION_KEY, logger });
+  heavyPrisma = createPrisma(db.url, { max: 2 });
+  rateLimits = new RateLimitStore(db.url);
+  acceptor = new RequestAcceptor(db.url);
+  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY, sandbox });
+  server = createHttpServer(app, ingressHandler(acceptor, logger), logger);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  worker = await startTestWorker(db.url, { urls: config.crmUrls, outboundAllowPrivate: config.outboundAllowPrivate, sandboxOrigin: config.sandbox!.origin });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await new Promise<void>((resolve) => {
+    if (!server) return resolve();
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  await sandbox?.close();
+  await heavyPrisma?.$disconnect();
+  await rateLimits?.close();
+  await acceptor?.close();
+  await db?.drop();
+});
+
+/** One explorer call as staff: its data, or the test fails naming the errors. */
+async function explorer<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${STAFF_TOKEN}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: unknown };
+  expect(body.errors, query).toBeUndefined();
+  expect(res.status).toBe(200);
+  return body.data!;
+}
+
+it('onboards a customer from the explorer to an event written in their HubSpot', async () => {
+  // 1. Staff, in the explorer: the account, its key, a HubSpot connection (its connect link) and a source.
+  const { createAccount } = await explorer<{ createAccount: { id: number } }>(
+    'mutation ($input: CreateAccountInput!) { createAccount(input: $input) { id } }',
+    { input: { email: 'ops@newcustomer.test' } },
+  );
+  const { createApiKey } = await explorer<{ createApiKey: { key: string } }>('mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }', {
+    input: { accountId: createAccount.id, name: 'dashboard', scopes: ['read'] },
+  });
+  const { createConnection } = await explorer<{ createConnection: { connection: { id: number }; connectLink: { url: string; available: boolean } } }>(
+    'mutation ($input: NewConnectionInput!) { createConnection(input: $input) { connection { id } connectLink { url available } } }',
+    { input: { accountId: createAccount.id, crm: 'HUBSPOT' } },
+  );
+  expect(createConnection.connectLink.available).toBe(true);
+  const { createSource } = await explorer<{ createSource: { id: number; url: string } }>(
+    'mutation ($input: CreateSourceInput!) { createSource(input: $input) { id url } }',
+    { input: { connectionId: createConnection.connection.id, platform: 'smartlead' } },
+  );
+  const key = createApiKey.key;
+
+  // Not ready yet: the connection holds no credentials.
+  const before = await apiGet(base, '/account/status', key);
+  expect(before.status).toBe(200);
+  expect(before.body.ready).toBe(false);
+
+  // 2. The customer opens the link, is sent to HubSpot's consent page, allows, and comes back.
+  const start = await fetch(createConnection.connectLink.url, { redirect: 'manual' });
+  expect(start.status).toBe(302);
+  const authorize = start.headers.get('location')!;
+  const consentPage = await fetch(authorize);
+  expect(await consentPage.text()).toContain('id="consent-allow"');
+  const allowed = await fetch(authorize, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'decision=allow',
+    redirect: 'manual',
+  });
+  const done = await fetch(allowed.headers.get('location')!);
+  const page = await done.text();
+  expect(done.status, page).toBe(200);
+  expect(page).toContain('data-connect-outcome="connected"');
+  expect(page).toContain('is now connected');
+
+  // 3. Ready, for the customer's own key.
+  const after = await apiGet(base, '/account/status', key);
+  expect(after.body.ready).toBe(true);
+  expect((after.body.connections as Array<{ connectionId: number; ready: boolean }>).map((c) => [c.connectionId, c.ready])).toEqual([
+    [createConnection.connection.id, true],
+  ]);
+
+  // 4. The sequencer posts to the URL staff pasted into it; the event is written in the customer's HubSpot.
+  const res = await fetch(createSource.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      event_type: 'EMAIL_SENT',
+      from_email: 'tom@northwind.test',
+      to_email: 'first.lead@prospect.test',
+      time_sent: '2026-11-27T09:00:00Z',
+      campaign_id: 7,
+      sequence_number: 1,
+      custom_subject: 'Hello from onboarding',
+      message_id: 'onboarding-e2e-1',
+    }),
+  });
+  expect(res.status).toBe(200);
+  const { requestId } = (await res.json()) as { requestId: number };
+  // (REST shows a sync without an outcome yet as `error`: wait for its outcome, then read it as the customer does.)
+  await eventually(
+    async () => (await db.query<{ status: string | null }>('SELECT status FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [requestId]))[0],
+    20_000,
+    'the first event synced',
+  );
+  const { body } = await apiGet(base, `/syncs?${around()}`, key);
+  expect((body.data as Array<{ payloadId: number; status: string; error: unknown }>).map((s) => [s.payloadId, s.status, s.error])).toEqual([
+    [requestId, 'success', null],
+  ]);
+  expect([...sandbox.systems.hubspot.contacts.values()].map((c) => c.properties.email)).toContain('first.lead@prospect.test');
+});
