@@ -4,7 +4,7 @@ import { crmDefinition } from '../connectors/crm/registry.js';
 import type { SequencerCredentials } from '../connectors/sequencers/definition.js';
 import { PUSH_SEQUENCERS, sequencerDefinition } from '../connectors/sequencers/registry.js';
 import { randomToken, sealSecret } from '../domain/secrets.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 
 /**
  * What an account's objects may hold: one zod schema per entity (its own fields, with the defaults of
@@ -91,6 +91,11 @@ export const blocklistSchema = z
     sequencer: sequencerSchema.optional(),
   })
   .strict();
+
+/** A JSON column's value: Prisma wants DbNull (SQL NULL) rather than undefined or null for an absent one. */
+export function jsonColumn(value: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {
+  return value === undefined || value === null ? Prisma.DbNull : value;
+}
 
 /** A new source's ingress code: the secret slug of its paste URL. */
 export function newIngressCode(): string {

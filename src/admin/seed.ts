@@ -1,8 +1,8 @@
 import type { PrismaClient } from '../db/prisma.js';
 import { newWebhookSecret } from '../domain/webhook-signature.js';
 import { apiKeyPrefix, hashApiKey, PREFIX, randomToken, sealSecret } from '../domain/secrets.js';
-import { Prisma } from '../generated/prisma/client.js';
-import { ingressInUse, newIngressCode, sequencerColumns } from './entities.js';
+import { type Prisma } from '../generated/prisma/client.js';
+import { ingressInUse, jsonColumn, newIngressCode, sequencerColumns } from './entities.js';
 import { type Fixture, type FixtureConnection, type FixtureSource, FixtureError, formatPath, parseFixture, type RefMap } from './fixture.js';
 
 /** What seeding printed: the ref map, plus every secret it generated (shown this once, never stored). */
@@ -109,7 +109,7 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
       syncEnabled: connection.syncEnabled,
       deletedAt: connection.deleted ? new Date() : null,
       credentialsEncrypted: connection.credentials ? sealSecret(key, JSON.stringify(connection.credentials)) : null,
-      crmRateLimit: toJson(connection.crmRateLimit),
+      crmRateLimit: jsonColumn(connection.crmRateLimit),
       ...(connection.createdAt ? { createdAt: connection.createdAt } : {}),
     },
   });
@@ -159,7 +159,7 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
         status: blocklist.status,
         isEnabled: blocklist.isEnabled,
         hasCrmSource: blocklist.hasCrmSource,
-        crmSource: toJson(blocklist.crmSource),
+        crmSource: jsonColumn(blocklist.crmSource),
         ...sequencerColumns(key, blocklist.sequencer),
         lastFetchedAt: blocklist.entries.length > 0 ? new Date() : null,
         ...(blocklist.createdAt ? { createdAt: blocklist.createdAt } : {}),
@@ -224,7 +224,7 @@ async function writeSource(
           status: sync.status,
           eventType: sync.eventType,
           toEmail: sync.toEmail.toLowerCase(),
-          error: toJson(sync.error),
+          error: jsonColumn(sync.error),
           attempts: sync.status === null ? 0 : 1,
           createdAt: sync.createdAt ?? createdAt,
         },
@@ -244,7 +244,7 @@ async function writeSource(
           toEmail: sync?.toEmail.toLowerCase() ?? '',
           status: delivery.status,
           httpStatus: delivery.httpStatus,
-          error: toJson(delivery.error),
+          error: jsonColumn(delivery.error),
           createdAt: delivery.createdAt ?? createdAt,
         },
       });
@@ -273,9 +273,4 @@ async function refuseExistingSecrets(tx: Tx, fixture: Fixture): Promise<void> {
 
 function remember(map: Record<string, number>, ref: string | undefined, id: number): void {
   if (ref !== undefined) map[ref] = id;
-}
-
-/** Prisma wants DbNull (SQL NULL) rather than undefined/null for an absent JSON value. */
-function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {
-  return value === undefined || value === null ? Prisma.DbNull : value;
 }

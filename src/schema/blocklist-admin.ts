@@ -1,6 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { blocklistSchema, checkSequencer, parseCrmSource, type Problem, sequencerColumns } from '../admin/entities.js';
-import { Prisma } from '../generated/prisma/client.js';
+import { blocklistSchema, checkSequencer, jsonColumn, parseCrmSource, type Problem, sequencerColumns } from '../admin/entities.js';
 import { withholdFromAudit } from './audit.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
@@ -196,9 +195,4 @@ function withholdSequencer(ctx: Context, sequencer: unknown): void {
         ? Object.entries(value).flatMap(([key, v]) => (key === 'clientId' ? [] : texts(v)))
         : [];
   for (const text of texts(sequencer)) if (text !== '') withholdFromAudit(ctx, text);
-}
-
-/** A JSON column's value: SQL NULL when absent. */
-function jsonColumn(value: Record<string, unknown> | undefined) {
-  return value === undefined ? Prisma.DbNull : (value as Prisma.InputJsonObject);
 }

@@ -1,5 +1,4 @@
-import { crmObject, parseCrmRateLimit, type Problem, sourceConfigSchema } from '../admin/entities.js';
-import { Prisma } from '../generated/prisma/client.js';
+import { crmObject, jsonColumn, parseCrmRateLimit, type Problem, sourceConfigSchema } from '../admin/entities.js';
 import { builder } from './builder.js';
 import { requireStaff, serviceError } from './errors.js';
 import { configGiven, SourceConfigInput } from './source-admin.js';
@@ -70,7 +69,7 @@ builder.mutationField('updateConnectionSettings', (t) =>
           where: { id: args.id },
           data: {
             ...(syncEnabled == null ? {} : { syncEnabled }),
-            ...(rateLimit === undefined ? {} : { crmRateLimit: rateLimit === null ? Prisma.DbNull : (rateLimit as Prisma.InputJsonObject) }),
+            ...(rateLimit === undefined ? {} : { crmRateLimit: jsonColumn(rateLimit) }),
           },
         });
       });
