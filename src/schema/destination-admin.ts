@@ -97,7 +97,8 @@ builder.mutationFields((t) => ({
       requireStaff(ctx);
       await findDestination(ctx, args.id);
       await ctx.prisma.$transaction(async (tx) => {
-        // Locked: a delivery being recorded meanwhile waits, then finds no destination (never history lost).
+        // Locked: a delivery written meanwhile waits for the delete, then fails on the missing destination (its job retries and
+        // finds nothing to do), so no history is written between the check and the delete and cascaded away.
         const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM destinations WHERE id = ${args.id} FOR UPDATE`;
         if (locked.length === 0) throw serviceError('NOT_FOUND', `Destination ${args.id} not found`);
         const [delivery, pending] = await Promise.all([

@@ -84,7 +84,8 @@ builder.mutationFields((t) => ({
       requireStaff(ctx);
       await findRelay(ctx, args.id);
       await ctx.prisma.$transaction(async (tx) => {
-        // Locked: a reply being scheduled meanwhile waits, then finds no relay (never history lost).
+        // Locked: an execution written meanwhile waits for the delete, then fails on the missing relay (its job retries and finds
+        // nothing to do), so no history is written between the check and the delete and cascaded away.
         const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM reply_relays WHERE id = ${args.id} FOR UPDATE`;
         if (locked.length === 0) throw serviceError('NOT_FOUND', `Reply relay ${args.id} not found`);
         if (await tx.relayExecution.findFirst({ where: { relayId: args.id }, select: { id: true } })) {

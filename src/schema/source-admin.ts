@@ -141,7 +141,8 @@ builder.mutationFields((t) => ({
       requireStaff(ctx);
       await findSource(ctx, args.id);
       await ctx.prisma.$transaction(async (tx) => {
-        // The row lock makes an event arriving meanwhile wait for the delete, then find no source (never history lost).
+        // Locked: a request written meanwhile waits for the delete, then fails on the missing source and is retried (the ingress
+        // answers 5xx, the sequencer sends again), so no history is written between the check and the delete and cascaded away.
         const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM sources WHERE id = ${args.id} FOR UPDATE`;
         if (locked.length === 0) throw serviceError('NOT_FOUND', `Source ${args.id} not found`);
         const [request, sync, delivery] = await Promise.all([
