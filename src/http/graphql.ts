@@ -1,12 +1,12 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { Express, RequestHandler } from 'express';
-import { Kind, OperationTypeNode, print, type DocumentNode, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { Kind, OperationTypeNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { StaffToken } from '../config.js';
 import { safeEqual } from '../domain/secrets.js';
 import type { Logger } from '../logger.js';
-import { recordAudit } from '../schema/audit.js';
+import { auditArguments, recordAudit } from '../schema/audit.js';
 import { schema } from '../schema/index.js';
 import type { Context, SharedContext } from '../schema/context.js';
 import { explorerWelcome } from './explorer-welcome.js';
@@ -96,7 +96,7 @@ function auditMutations(): Plugin<Context> {
           const fields = operation.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [s.name.value] : []));
           await recordAudit(execution.contextValue, {
             action: fields.join(',') || 'mutation',
-            arguments: { variables: execution.variableValues ?? {}, operation: print(operation).slice(0, 10_000) },
+            arguments: auditArguments(operation, execution.variableValues ?? {}),
             result: answer.errors?.length ? { errors: answer.errors.map((e) => e.message) } : { data: answer.data ?? null },
           });
         },

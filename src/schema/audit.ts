@@ -1,3 +1,4 @@
+import { Kind, print, visit, type OperationDefinitionNode } from 'graphql';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { requireStaff, serviceError } from './errors.js';
@@ -30,6 +31,28 @@ export function withholdFromAudit(ctx: Context, secret: string): void {
   const secrets = shownOnce.get(ctx) ?? new Set<string>();
   secrets.add(secret);
   shownOnce.set(ctx, secrets);
+}
+
+/** Input fields that carry a secret by their name (a sequencer's `apiKey`, an app's `clientSecret`, a token). */
+const SECRET_FIELD = /(apikey|secret|token|password)$/i;
+
+/**
+ * A mutation's arguments as its audit row keeps them: its variables and its printed operation, every
+ * secret-named input field blanked. A resolver withholds what it parsed, but an operation graphql-js
+ * refuses before any resolver runs (a wrong type elsewhere in the input) is recorded as sent.
+ */
+export function auditArguments(operation: OperationDefinitionNode, variables: Record<string, unknown>): { variables: unknown; operation: string } {
+  const blanked = visit(operation, {
+    ObjectField: (field) =>
+      SECRET_FIELD.test(field.name.value) && field.value.kind === Kind.STRING ? { ...field, value: { ...field.value, value: '[redacted]' } } : undefined,
+  });
+  return { variables: withoutSecretFields(variables), operation: print(blanked).slice(0, 10_000) };
+}
+
+function withoutSecretFields(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecretFields);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_FIELD.test(k) && typeof v === 'string' ? '[redacted]' : withoutSecretFields(v)]));
 }
 
 /** `value` (JSON: an answer, variables) with every occurrence of the secrets replaced. */

@@ -122,6 +122,13 @@ describe('createBlocklist', () => {
          crmSource: { object: "Lead" }, sequencer: { apiKey: "${SECRET}", clientId: "1" } }) { id } }`,
     );
     expect(refusal(inline).message).toBe('input.sequencer: the instantly sequencer takes {apiKey}, not {clientId}');
+    // Refused by GraphQL itself before any resolver runs (a wrong type elsewhere in the input), as a variable and inline.
+    const mistyped = await staff(CREATE, { input: { ...base, connectionId: 'one', blockType: 'ADDRESS', sequencer: { apiKey: SECRET } } });
+    expect(mistyped.body.errors?.length).toBeGreaterThan(0);
+    const mistypedInline = await staff(
+      `mutation { createBlocklist(input: { connectionId: "one", listName: "x", platform: "smartlead", blockType: ADDRESS, sequencer: { apiKey: "${SECRET}" } }) { id } }`,
+    );
+    expect(mistypedInline.body.errors?.length).toBeGreaterThan(0);
 
     expect((await auditRows(ctx.db, 'createBlocklist')).length).toBeGreaterThanOrEqual(7);
     expect(await auditText()).not.toContain(SECRET);
