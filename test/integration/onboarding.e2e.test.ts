@@ -7,6 +7,8 @@
  * step as a browser makes it (no hand-made JSON, no row written by the test).
  */
 import type { Server } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -23,6 +25,27 @@ import { apiGet, around } from '../support/rest.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
 const STAFF_TOKEN = 'onboarding-staff-token-0123456789';
+
+/** Debian's Chromium, where installed (the suite installs none; without it the browser test is skipped). */
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => {
+  try {
+    execFileSync(path, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+});
+// As root, with no sandbox; no background networking (this machine's network is closed).
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let db: TestDatabase;
 let config: Config;
@@ -86,11 +109,13 @@ async function explorer<T>(query: string, variables: Record<string, unknown>): P
   return body.data!;
 }
 
-it('onboards a customer from the explorer to an event written in their HubSpot', async () => {
-  // 1. Staff, in the explorer: the account, its key, a HubSpot connection (its connect link) and a source.
+/** What staff make in the explorer for a new customer: the account, its key, a HubSpot connection (its connect link) and a source. */
+async function staffOnboards(email: string) {
   const { createAccount } = await explorer<{ createAccount: { id: number } }>(
     'mutation ($input: CreateAccountInput!) { createAccount(input: $input) { id } }',
-    { input: { email: 'ops@newcustomer.test' } },
+    {
+      input: { email },
+    },
   );
   const { createApiKey } = await explorer<{ createApiKey: { key: string } }>('mutation ($input: CreateApiKeyInput!) { createApiKey(input: $input) { key } }', {
     input: { accountId: createAccount.id, name: 'dashboard', scopes: ['read'] },
@@ -104,15 +129,54 @@ it('onboards a customer from the explorer to an event written in their HubSpot',
     'mutation ($input: CreateSourceInput!) { createSource(input: $input) { id url } }',
     { input: { connectionId: createConnection.connection.id, platform: 'smartlead' } },
   );
-  const key = createApiKey.key;
-
   // Not ready yet: the connection holds no credentials.
-  const before = await apiGet(base, '/account/status', key);
-  expect(before.status).toBe(200);
-  expect(before.body.ready).toBe(false);
+  const before = await apiGet(base, '/account/status', createApiKey.key);
+  expect([before.status, before.body.ready]).toEqual([200, false]);
+  return { key: createApiKey.key, connectionId: createConnection.connection.id, connectLink: createConnection.connectLink.url, sourceUrl: createSource.url };
+}
 
-  // 2. The customer opens the link, is sent to HubSpot's consent page, allows, and comes back.
-  const start = await fetch(createConnection.connectLink.url, { redirect: 'manual' });
+/** Ready for the customer's own key, and the first event the sequencer posts is written in the customer's HubSpot. */
+async function firstEventLands(onboarded: Awaited<ReturnType<typeof staffOnboards>>, lead: string) {
+  const after = await apiGet(base, '/account/status', onboarded.key);
+  expect(after.body.ready).toBe(true);
+  expect((after.body.connections as Array<{ connectionId: number; ready: boolean }>).map((c) => [c.connectionId, c.ready])).toEqual([
+    [onboarded.connectionId, true],
+  ]);
+
+  const res = await fetch(onboarded.sourceUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      event_type: 'EMAIL_SENT',
+      from_email: 'tom@northwind.test',
+      to_email: lead,
+      time_sent: '2026-11-27T09:00:00Z',
+      campaign_id: 7,
+      sequence_number: 1,
+      custom_subject: 'Hello from onboarding',
+      message_id: `onboarding-${lead}`,
+    }),
+  });
+  expect(res.status).toBe(200);
+  const { requestId } = (await res.json()) as { requestId: number };
+  // (REST shows a sync without an outcome yet as `error`: wait for its outcome, then read it as the customer does.)
+  await eventually(
+    async () => (await db.query<{ status: string | null }>('SELECT status FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [requestId]))[0],
+    20_000,
+    'the first event synced',
+  );
+  const { body } = await apiGet(base, `/syncs?${around()}`, onboarded.key);
+  expect((body.data as Array<{ payloadId: number; status: string; error: unknown }>).map((s) => [s.payloadId, s.status, s.error])).toEqual([
+    [requestId, 'success', null],
+  ]);
+  expect([...sandbox.systems.hubspot.contacts.values()].map((c) => c.properties.email)).toContain(lead);
+}
+
+it('onboards a customer from the explorer to an event written in their HubSpot, over HTTP', async () => {
+  const onboarded = await staffOnboards('ops@newcustomer.test');
+
+  // The customer opens the link, is sent to HubSpot's consent page, allows, and comes back.
+  const start = await fetch(onboarded.connectLink, { redirect: 'manual' });
   expect(start.status).toBe(302);
   const authorize = start.headers.get('location')!;
   const consentPage = await fetch(authorize);
@@ -129,39 +193,31 @@ it('onboards a customer from the explorer to an event written in their HubSpot',
   expect(page).toContain('data-connect-outcome="connected"');
   expect(page).toContain('is now connected');
 
-  // 3. Ready, for the customer's own key.
-  const after = await apiGet(base, '/account/status', key);
-  expect(after.body.ready).toBe(true);
-  expect((after.body.connections as Array<{ connectionId: number; ready: boolean }>).map((c) => [c.connectionId, c.ready])).toEqual([
-    [createConnection.connection.id, true],
-  ]);
-
-  // 4. The sequencer posts to the URL staff pasted into it; the event is written in the customer's HubSpot.
-  const res = await fetch(createSource.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      event_type: 'EMAIL_SENT',
-      from_email: 'tom@northwind.test',
-      to_email: 'first.lead@prospect.test',
-      time_sent: '2026-11-27T09:00:00Z',
-      campaign_id: 7,
-      sequence_number: 1,
-      custom_subject: 'Hello from onboarding',
-      message_id: 'onboarding-e2e-1',
-    }),
-  });
-  expect(res.status).toBe(200);
-  const { requestId } = (await res.json()) as { requestId: number };
-  // (REST shows a sync without an outcome yet as `error`: wait for its outcome, then read it as the customer does.)
-  await eventually(
-    async () => (await db.query<{ status: string | null }>('SELECT status FROM syncs WHERE request_id = $1 AND status IS NOT NULL', [requestId]))[0],
-    20_000,
-    'the first event synced',
-  );
-  const { body } = await apiGet(base, `/syncs?${around()}`, key);
-  expect((body.data as Array<{ payloadId: number; status: string; error: unknown }>).map((s) => [s.payloadId, s.status, s.error])).toEqual([
-    [requestId, 'success', null],
-  ]);
-  expect([...sandbox.systems.hubspot.contacts.values()].map((c) => c.properties.email)).toContain('first.lead@prospect.test');
+  await firstEventLands(onboarded, 'first.lead@prospect.test');
 });
+
+it.skipIf(CHROMIUM === undefined)(
+  'onboards a customer in a real browser: the explorer, the connect link, the consent click',
+  async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM!, args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage();
+      // Staff: the explorer opens in the browser (GraphiQL), and the mutations go from its page.
+      await page.goto(`${base}/graphql`, { waitUntil: 'domcontentloaded' });
+      expect(await page.title()).not.toBe('');
+      const onboarded = await staffOnboards('browser@newcustomer.test');
+
+      // The customer: the connect link, HubSpot's consent page, the click, the page naming the portal.
+      await page.goto(onboarded.connectLink);
+      await page.click('#consent-allow');
+      await page.waitForSelector('main[data-connect-outcome="connected"]', { timeout: 10_000 });
+      expect(await page.textContent('h1#connect-title')).toBeTruthy();
+      expect(await page.textContent('main')).toContain('is now connected');
+
+      await firstEventLands(onboarded, 'browser.lead@prospect.test');
+    } finally {
+      await browser.close();
+    }
+  },
+  60_000,
+);
