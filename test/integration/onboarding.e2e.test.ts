@@ -6,23 +6,14 @@
  * new key, and an event posted to the source's ingress URL reaches the sandbox HubSpot. Over HTTP, each
  * step as a browser makes it (no hand-made JSON, no row written by the test).
  */
-import type { Server } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { makeApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { freePort } from '../../src/db/embedded.js';
-import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
-import { RateLimitStore } from '../../src/db/rate-limit-store.js';
-import { createHttpServer } from '../../src/http/server.js';
-import { RequestAcceptor } from '../../src/ingress/accept.js';
-import { ingressHandler } from '../../src/ingress/handler.js';
-import { createLogger } from '../../src/logger.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
-import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import type { TestDatabase } from '../support/database.js';
+import { startSandboxService, type SandboxService } from '../support/sandbox-service.js';
 import { apiGet, around } from '../support/rest.js';
-import { eventually, startTestWorker } from '../support/worker.js';
+import { eventually } from '../support/worker.js';
 
 const STAFF_TOKEN = 'onboarding-staff-token-0123456789';
 
@@ -47,54 +38,17 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+let service: SandboxService;
 let db: TestDatabase;
-let config: Config;
 let sandbox: Sandbox;
-let heavyPrisma: PrismaClient;
-let rateLimits: RateLimitStore;
-let acceptor: RequestAcceptor;
-let server: Server;
-let worker: { stop(): Promise<void> };
 let base: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const port = await freePort();
-  // As `npm start` runs: SANDBOX on, no CRM app named (the sandbox CRMs' apps are the defaults), a staff token.
-  config = loadConfig({
-    DATABASE_URL: db.url,
-    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
-    SANDBOX: 'true',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    SANDBOX_SMTP_PORT: String(await freePort()),
-    SUPPORT_TOKENS: `onboarder:${STAFF_TOKEN}`,
-    LOG_LEVEL: 'silent',
-  });
-  base = config.baseUrl;
-  const logger = createLogger('silent', process.stderr);
-  sandbox = await Sandbox.start({ prisma: db.prisma, baseUrl: base, smtpPort: config.sandbox!.smtpPort, encryptionKey: TEST_ENCRYPTION_KEY, logger });
-  heavyPrisma = createPrisma(db.url, { max: 2 });
-  rateLimits = new RateLimitStore(db.url);
-  acceptor = new RequestAcceptor(db.url);
-  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY, sandbox });
-  server = createHttpServer(app, ingressHandler(acceptor, logger), logger);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  worker = await startTestWorker(db.url, { urls: config.crmUrls, outboundAllowPrivate: config.outboundAllowPrivate, sandboxOrigin: config.sandbox!.origin });
+  service = await startSandboxService({ env: { SUPPORT_TOKENS: `onboarder:${STAFF_TOKEN}` } });
+  ({ db, sandbox, base } = service);
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve();
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
-  await sandbox?.close();
-  await heavyPrisma?.$disconnect();
-  await rateLimits?.close();
-  await acceptor?.close();
-  await db?.drop();
-});
+afterAll(() => service?.close());
 
 /** One explorer call as staff: its data, or the test fails naming the errors. */
 async function explorer<T>(query: string, variables: Record<string, unknown>): Promise<T> {

@@ -7,71 +7,26 @@
  * read through the sandbox's login path. The codes and tokens the consent issued are replayed identically
  * from the journal, so the connection keeps working after a restart. Over HTTP, as a browser would go.
  */
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { seedDemoIfEmpty } from '../../src/admin/demo.js';
-import { makeApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
 import { freePort } from '../../src/db/embedded.js';
-import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
-import { RateLimitStore } from '../../src/db/rate-limit-store.js';
 import { openSecret } from '../../src/domain/secrets.js';
-import { createHttpServer } from '../../src/http/server.js';
-import { RequestAcceptor } from '../../src/ingress/accept.js';
-import { ingressHandler } from '../../src/ingress/handler.js';
 import { createLogger } from '../../src/logger.js';
 import { Sandbox } from '../../src/sandbox/sandbox.js';
-import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
-import { eventually, startTestWorker } from '../support/worker.js';
+import { TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import { startSandboxService, type SandboxService } from '../support/sandbox-service.js';
+import { eventually } from '../support/worker.js';
 
+let service: SandboxService;
 let db: TestDatabase;
-let config: Config;
 let sandbox: Sandbox;
-let heavyPrisma: PrismaClient;
-let rateLimits: RateLimitStore;
-let acceptor: RequestAcceptor;
-let server: Server;
-let worker: { stop(): Promise<void> };
 let base: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const port = await freePort();
-  // SANDBOX on and no CRM app named: the sandbox CRMs' app and consent pages are the defaults.
-  config = loadConfig({
-    DATABASE_URL: db.url,
-    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
-    SANDBOX: 'true',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    SANDBOX_SMTP_PORT: String(await freePort()),
-    LOG_LEVEL: 'silent',
-  });
-  base = config.baseUrl;
-  const logger = createLogger('silent', process.stderr);
-  sandbox = await Sandbox.start({ prisma: db.prisma, baseUrl: base, smtpPort: config.sandbox!.smtpPort, encryptionKey: TEST_ENCRYPTION_KEY, logger });
-  heavyPrisma = createPrisma(db.url, { max: 2 });
-  rateLimits = new RateLimitStore(db.url);
-  acceptor = new RequestAcceptor(db.url);
-  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY, sandbox });
-  server = createHttpServer(app, ingressHandler(acceptor, logger), logger);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  await seedDemoIfEmpty(db.prisma, TEST_ENCRYPTION_KEY, `${base}/sandbox`);
-  worker = await startTestWorker(db.url, { urls: config.crmUrls, outboundAllowPrivate: config.outboundAllowPrivate, sandboxOrigin: config.sandbox!.origin });
+  service = await startSandboxService({ seedDemo: true });
+  ({ db, sandbox, base } = service);
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve();
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
-  await sandbox?.close();
-  await heavyPrisma?.$disconnect();
-  await rateLimits?.close();
-  await acceptor?.close();
-  await db?.drop();
-});
+afterAll(() => service?.close());
 
 /** The browser's steps from the sandbox page's button to the page the customer sees; each URL on the way. */
 async function clickConnect(kind: 'hubspot' | 'salesforce') {

@@ -4,23 +4,14 @@
  * login URL and its sync succeeds. The app serves the sandbox as `npm start` does (src/main.ts: the demo
  * seeded with the sandbox's URLs, the worker given the configuration's CRM URLs); the worker is the real one.
  */
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { seedDemoIfEmpty } from '../../src/admin/demo.js';
-import { makeApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { freePort } from '../../src/db/embedded.js';
-import { createPrisma, type PrismaClient } from '../../src/db/prisma.js';
-import { RateLimitStore } from '../../src/db/rate-limit-store.js';
+import type { Config } from '../../src/config.js';
 import { openSecret } from '../../src/domain/secrets.js';
-import { createHttpServer } from '../../src/http/server.js';
-import { RequestAcceptor } from '../../src/ingress/accept.js';
-import { ingressHandler } from '../../src/ingress/handler.js';
-import { createLogger } from '../../src/logger.js';
 import { SANDBOX_CREDENTIALS } from '../../src/sandbox/demo.js';
-import { Sandbox } from '../../src/sandbox/sandbox.js';
-import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
-import { eventually, startTestWorker } from '../support/worker.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
+import { startSandboxService, type SandboxService } from '../support/sandbox-service.js';
+import { eventually } from '../support/worker.js';
 
 /** An Instantly `email_sent` (the demo's Salesforce source is an Instantly one): a Lead and a Task in Salesforce. */
 const SENT = JSON.stringify({
@@ -37,60 +28,17 @@ const SENT = JSON.stringify({
   email_text: 'Hi Jane',
 });
 
+let service: SandboxService;
 let db: TestDatabase;
-let config: Config;
 let sandbox: Sandbox;
-let heavyPrisma: PrismaClient;
-let rateLimits: RateLimitStore;
-let acceptor: RequestAcceptor;
-let server: Server;
-let worker: { stop(): Promise<void> };
+let config: Config;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const port = await freePort();
-  // SANDBOX on, no CRM URL named: every outside system is the sandbox's default.
-  config = loadConfig({
-    DATABASE_URL: db.url,
-    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),
-    SANDBOX: 'true',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    SANDBOX_SMTP_PORT: String(await freePort()),
-    LOG_LEVEL: 'silent',
-  });
-  const logger = createLogger('silent', process.stderr);
-  sandbox = await Sandbox.start({ prisma: db.prisma, baseUrl: config.baseUrl, smtpPort: config.sandbox!.smtpPort, encryptionKey: TEST_ENCRYPTION_KEY, logger });
-  heavyPrisma = createPrisma(db.url, { max: 2 });
-  rateLimits = new RateLimitStore(db.url);
-  acceptor = new RequestAcceptor(db.url);
-  const app = makeApp({ config, prisma: db.prisma, heavyPrisma, rateLimits, logger, encryptionKey: TEST_ENCRYPTION_KEY, sandbox });
-  server = createHttpServer(app, ingressHandler(acceptor, logger), logger);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  await seedDemoIfEmpty(db.prisma, TEST_ENCRYPTION_KEY, `${config.baseUrl}/sandbox`);
-  worker = await startTestWorker(
-    db.url,
-    {
-      urls: config.crmUrls,
-      outboundAllowPrivate: config.outboundAllowPrivate,
-      sandboxOrigin: config.sandbox!.origin,
-    },
-    { blocklists: { pushUrls: config.blocklistPushUrls } },
-  );
+  service = await startSandboxService({ seedDemo: true });
+  ({ db, sandbox, config } = service);
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await new Promise<void>((resolve) => {
-    if (!server) return resolve();
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
-  await sandbox?.close();
-  await heavyPrisma?.$disconnect();
-  await rateLimits?.close();
-  await acceptor?.close();
-  await db?.drop();
-});
+afterAll(() => service?.close());
 
 it('refreshes an expired sandbox Salesforce token at the default SALESFORCE_LOGIN_URL, and the sync succeeds', async () => {
   const connection = await db.prisma.connection.findFirstOrThrow({ where: { crm: 'SALESFORCE', deletedAt: null }, include: { sources: true } });
