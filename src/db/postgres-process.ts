@@ -77,7 +77,7 @@ export async function startServer(options: {
 
   let ready: boolean;
   try {
-    ready = await Promise.race([waitUntilAccepting(options.port, options.password), exited.then(() => false)]);
+    ready = await Promise.race([waitUntilAccepting(options.port, options.password, options.clusterDir), exited.then(() => false)]);
   } catch (error) {
     // Up but unusable (wrong password, never ready): do not leave it running behind us.
     process.off('exit', stopOnExit);
@@ -104,7 +104,7 @@ export async function startServer(options: {
   };
 }
 
-async function waitUntilAccepting(port: number, password: string): Promise<boolean> {
+async function waitUntilAccepting(port: number, password: string, clusterDir: string): Promise<boolean> {
   for (let waited = 0; waited < 60_000; waited += 100) {
     const client = new pg.Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres' });
     try {
@@ -115,9 +115,12 @@ async function waitUntilAccepting(port: number, password: string): Promise<boole
       await client.end().catch(() => {});
       // 28P01: the server is up and refuses our password; waiting will not change that.
       if ((error as { code?: string }).code === '28P01') {
-        throw new Error('The embedded PostgreSQL refused the password in DATA_DIR/local-secrets.json: that file no longer matches the cluster', {
-          cause: error,
-        });
+        // Met by whoever deleted DATA_DIR to start over: the cluster may live elsewhere (as root, outside the checkout).
+        throw new Error(
+          `The embedded PostgreSQL refused the password in DATA_DIR/local-secrets.json: that file no longer matches the cluster in ${clusterDir}` +
+            ` (to start over with an empty database, remove that folder too)`,
+          { cause: error },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
