@@ -15,7 +15,7 @@ import { escapeHtml } from '../domain/html.js';
 const CONSENT_BUTTONS = { allow: 'consent-allow', deny: 'consent-deny' } as const;
 
 /** A page answering an authorize request: consent, or why there is none (no redirect to an unverified redirect_uri). */
-export function consentPage(options: { vendor: string; account: string; clientId: string; redirectUri: string; scopes: readonly string[] }): string {
+function consentPage(options: { vendor: string; account: string; clientId: string; redirectUri: string; scopes: readonly string[] }): string {
   const scopes = options.scopes.map((s) => `<li><code>${escapeHtml(s)}</code></li>`).join('');
   return page(
     `${options.vendor}: authorize an app`,
@@ -27,6 +27,46 @@ export function consentPage(options: { vendor: string; account: string; clientId
   <button type="submit" name="decision" value="deny" id="${CONSENT_BUTTONS.deny}" data-testid="${CONSENT_BUTTONS.deny}">Deny</button>
 </form>`,
   );
+}
+
+/** One decision taken on a consent page, as an emulator records it. */
+export interface Consent {
+  decision: 'allow' | 'deny';
+  state: string | null;
+  redirectUri: string;
+}
+
+/** What an authorize URL answers: a page, or a redirect to the app. */
+export interface AuthorizeAnswer {
+  status: number;
+  html: string;
+  location?: string;
+}
+
+/**
+ * The consent step of an authorize request whose client, redirect_uri and scopes the emulator accepted:
+ * a GET shows the consent page; a posted `decision` is recorded in `consents`, and `deny` redirects with
+ * `error=access_denied` (the vendor's `deniedDescription`) and the `state`. `allowed` leaves the code to
+ * the emulator, which redirects with it through {@link redirectWith}.
+ */
+export function consentStep(
+  request: { method: string; body: string; contentType: string | undefined },
+  consent: { vendor: string; account: string; clientId: string; redirectUri: string; scopes: readonly string[]; state: string | null },
+  vendorWords: { deniedDescription: string; invalidDecision: string },
+  consents: Consent[],
+): AuthorizeAnswer | 'allowed' {
+  const { vendor, redirectUri, state } = consent;
+  if (request.method === 'GET') return { status: 200, html: consentPage(consent) };
+  const decision = /^application\/x-www-form-urlencoded/.test(request.contentType ?? '') ? new URLSearchParams(request.body).get('decision') : null;
+  if (decision !== 'allow' && decision !== 'deny') return { status: 400, html: authorizeErrorPage(vendor, 'invalid_request', vendorWords.invalidDecision) };
+  consents.push({ decision, state, redirectUri });
+  if (decision === 'allow') return 'allowed';
+  const withState: Record<string, string> = state === null ? {} : { state };
+  return {
+    status: 302,
+    html: '',
+    location: redirectWith(redirectUri, { error: 'access_denied', error_description: vendorWords.deniedDescription, ...withState }),
+  };
 }
 
 /** The page of an authorize request that cannot go on (unknown client, bad redirect_uri or scope). */

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { authorizeErrorPage, consentPage, derived, isRedirectUri, redirectWith, sendHtml } from './consent.js';
+import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
 import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
@@ -203,7 +203,7 @@ export class HubspotEmulator {
   /** The portal the authorize page connects. */
   readonly portal: HsPortal;
   /** Each consent given or refused on the authorize page, in order. */
-  readonly consents: Array<{ decision: 'allow' | 'deny'; state: string | null; redirectUri: string }> = [];
+  readonly consents: Consent[] = [];
   /** The authorization codes issued, by code. */
   private readonly codes = new Map<string, AuthorizationCode>();
   /** The scopes of the access tokens issued for a code (the others have every scope). */
@@ -513,7 +513,7 @@ export class HubspotEmulator {
    * redirect then). Posting `decision=allow` back to the same URL redirects to the redirect_uri with a
    * `code` and the `state`; `decision=deny`, with `error=access_denied` and the `state`.
    */
-  private authorize(method: string, url: URL, body: string, contentType: string | undefined): { status: number; html: string; location?: string } {
+  private authorize(method: string, url: URL, body: string, contentType: string | undefined): AuthorizeAnswer {
     const query = url.searchParams;
     const redirectUri = query.get('redirect_uri');
     const scopes = (query.get('scope') ?? '').split(/[ +]+/).filter((s) => s !== '');
@@ -523,21 +523,14 @@ export class HubspotEmulator {
     const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
     if (scopes.length === 0 || unknown.length > 0) return refused('invalid_scope', `Unknown or missing scopes: ${unknown.join(' ') || '(none)'}`);
     const state = query.get('state');
-    if (method === 'GET') {
-      const account = `HubSpot account ${this.portal.portalId} (${this.portal.hubDomain})`;
-      return { status: 200, html: consentPage({ vendor: 'HubSpot', account, clientId: this.clientId, redirectUri, scopes }) };
-    }
-    const decision = /^application\/x-www-form-urlencoded/.test(contentType ?? '') ? new URLSearchParams(body).get('decision') : null;
-    if (decision !== 'allow' && decision !== 'deny') return refused('invalid_request', 'decision must be allow or deny.');
-    this.consents.push({ decision, state, redirectUri });
+    const step = consentStep(
+      { method, body, contentType },
+      { vendor: 'HubSpot', account: `HubSpot account ${this.portal.portalId} (${this.portal.hubDomain})`, clientId: this.clientId, redirectUri, scopes, state },
+      { deniedDescription: 'The user denied access', invalidDecision: 'decision must be allow or deny.' },
+      this.consents,
+    );
+    if (step !== 'allowed') return step;
     const withState: Record<string, string> = state === null ? {} : { state };
-    if (decision === 'deny') {
-      return {
-        status: 302,
-        html: '',
-        location: redirectWith(redirectUri, { error: 'access_denied', error_description: 'The user denied access', ...withState }),
-      };
-    }
     const code = `na1-${derived('code', this.consents.length, redirectUri, state ?? '', scopes.join(' '))}`;
     this.codes.set(code, { redirectUri, scopes, used: false });
     return { status: 302, html: '', location: redirectWith(redirectUri, { code, ...withState }) };

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { authorizeErrorPage, consentPage, derived, isRedirectUri, redirectWith, sendHtml } from './consent.js';
+import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
 import { FaultPlan, readBody, type Fault } from './faults.js';
 
 /**
@@ -157,7 +157,7 @@ export class SalesforceEmulator {
   /** The org the authorize page connects. */
   readonly org: SfOrg;
   /** Each consent given or refused on the authorize page, in order. */
-  readonly consents: Array<{ decision: 'allow' | 'deny'; state: string | null; redirectUri: string }> = [];
+  readonly consents: Consent[] = [];
   private readonly codes = new Map<string, AuthorizationCode>();
   readonly contacts = new Map<string, SfRecord>();
   readonly leads = new Map<string, SfRecord>();
@@ -349,7 +349,7 @@ export class SalesforceEmulator {
    * `decision=allow` back redirects to the redirect_uri with a `code` and the `state`; `decision=deny`, with
    * `error=access_denied` as Salesforce does.
    */
-  private authorize(method: string, url: URL, body: string, contentType: string | undefined): { status: number; html: string; location?: string } {
+  private authorize(method: string, url: URL, body: string, contentType: string | undefined): AuthorizeAnswer {
     const query = url.searchParams;
     const redirectUri = query.get('redirect_uri');
     const scopes = (query.get('scope') ?? '').split(/[ +]+/).filter((s) => s !== '');
@@ -364,21 +364,21 @@ export class SalesforceEmulator {
     if (challengeValue !== null && challengeMethod !== 'S256' && challengeMethod !== 'plain')
       return refused('invalid_request', 'unsupported code_challenge_method');
     const state = query.get('state');
-    if (method === 'GET') {
-      const account = `Salesforce org ${this.org.organizationId} as ${this.org.username}`;
-      return { status: 200, html: consentPage({ vendor: 'Salesforce', account, clientId: this.clientId, redirectUri, scopes }) };
-    }
-    const decision = /^application\/x-www-form-urlencoded/.test(contentType ?? '') ? new URLSearchParams(body).get('decision') : null;
-    if (decision !== 'allow' && decision !== 'deny') return refused('invalid_request', 'decision must be allow or deny');
-    this.consents.push({ decision, state, redirectUri });
+    const step = consentStep(
+      { method, body, contentType },
+      {
+        vendor: 'Salesforce',
+        account: `Salesforce org ${this.org.organizationId} as ${this.org.username}`,
+        clientId: this.clientId,
+        redirectUri,
+        scopes,
+        state,
+      },
+      { deniedDescription: 'end-user denied authorization', invalidDecision: 'decision must be allow or deny' },
+      this.consents,
+    );
+    if (step !== 'allowed') return step;
     const withState: Record<string, string> = state === null ? {} : { state };
-    if (decision === 'deny') {
-      return {
-        status: 302,
-        html: '',
-        location: redirectWith(redirectUri, { error: 'access_denied', error_description: 'end-user denied authorization', ...withState }),
-      };
-    }
     const code = `aPrx${derived('code', this.consents.length, redirectUri, state ?? '', challengeValue ?? '')}`;
     const challenge = challengeValue === null ? null : { value: challengeValue, method: challengeMethod as 'S256' | 'plain' };
     this.codes.set(code, { redirectUri, scopes, challenge, used: false });
