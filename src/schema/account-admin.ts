@@ -1,9 +1,10 @@
-import type { z } from 'zod';
 import { accountEmailSchema, capabilitiesSchema } from '../admin/account-entities.js';
 import { sql } from '../db/sql.js';
 import { closePendingSql } from '../jobs/webhook-delivery-store.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
+import { given, parsed, refuseProblems } from './staff-input.js';
+import type { Problem } from '../admin/entities.js';
 import { requireStaff, serviceError } from './errors.js';
 
 /**
@@ -15,23 +16,6 @@ import { requireStaff, serviceError } from './errors.js';
 
 /** Why a webhook endpoint of a deactivated account is disabled. */
 const DEACTIVATED_REASON = 'The account was deactivated by support';
-
-/** The value a schema parsed, or undefined with its problems in `problems`, each named by its path below `at`. */
-export function checked<T extends z.ZodType>(schema: T, value: unknown, at: string, problems: string[]): z.output<T> | undefined {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) problems.push(`${fieldPath(at, issue.path)}: ${issue.message}`);
-  return undefined;
-}
-
-/** A 400 naming every problem's field, when there is one. */
-export function refuseProblems(problems: string[]): void {
-  if (problems.length > 0) throw serviceError('BAD_REQUEST', problems);
-}
-
-function fieldPath(at: string, path: PropertyKey[]): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : `${out}.${String(key)}`), at);
-}
 
 const CapabilitiesInput = builder.inputType('AccountCapabilitiesInput', {
   description: 'Capability flags; a flag left out is on for a new account and unchanged by an update.',
@@ -89,9 +73,9 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateAccountInput, required: true, description: 'Its email and capabilities.' }) },
     resolve: async (query, _root, { input }, ctx) => {
       requireStaff(ctx);
-      const problems: string[] = [];
-      const email = checked(accountEmailSchema, input.email, 'input.email', problems);
-      const capabilities = checked(capabilitiesSchema, withoutNulls(input.capabilities ?? {}), 'input.capabilities', problems);
+      const problems: Problem[] = [];
+      const email = parsed(accountEmailSchema, input.email, problems, ['email']);
+      const capabilities = parsed(capabilitiesSchema, given(input.capabilities ?? {}), problems, ['capabilities']);
       refuseProblems(problems);
       return ctx.prisma.account.create({ ...query, data: { email: email as string, ...capabilities } });
     },
@@ -102,11 +86,11 @@ builder.mutationFields((t) => ({
     args: { ...idArg, input: t.arg({ type: UpdateAccountInput, required: true, description: 'What to change.' }) },
     resolve: async (query, _root, args, ctx) => {
       requireStaff(ctx);
-      const problems: string[] = [];
-      const email = args.input.email == null ? undefined : checked(accountEmailSchema, args.input.email, 'input.email', problems);
-      const capabilities = checked(capabilitiesSchema, withoutNulls(args.input.capabilities ?? {}), 'input.capabilities', problems);
+      const problems: Problem[] = [];
+      const email = args.input.email == null ? undefined : parsed(accountEmailSchema, args.input.email, problems, ['email']);
+      const capabilities = parsed(capabilitiesSchema, given(args.input.capabilities ?? {}), problems, ['capabilities']);
       if (email === undefined && problems.length === 0 && Object.keys(capabilities ?? {}).length === 0) {
-        problems.push('input: give an email or at least one capability flag to change');
+        problems.push({ path: [], message: 'give an email or at least one capability flag to change' });
       }
       refuseProblems(problems);
       await findAccount(ctx, args.id);
@@ -154,9 +138,4 @@ builder.mutationFields((t) => ({
 async function findAccount(ctx: Context, id: number): Promise<void> {
   const account = await ctx.prisma.account.findUnique({ where: { id }, select: { id: true } });
   if (!account) throw serviceError('NOT_FOUND', `Account ${id} not found`);
-}
-
-/** An input object without its null fields (GraphQL's "not given"), for a schema whose fields are optional. */
-function withoutNulls(input: object): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v != null));
 }

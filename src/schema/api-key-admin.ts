@@ -1,9 +1,10 @@
 import { apiKeyNameSchema, apiKeyScopesSchema } from '../admin/account-entities.js';
 import { apiKeyPrefix, hashApiKey, PREFIX, randomToken } from '../domain/secrets.js';
-import { checked, refuseProblems } from './account-admin.js';
 import { withholdFromAudit } from './audit.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
+import { parsed, refuseProblems } from './staff-input.js';
+import type { Problem } from '../admin/entities.js';
 import { requireStaff, serviceError } from './errors.js';
 
 /**
@@ -53,17 +54,18 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateApiKeyInput, required: true, description: 'The key.' }) },
     resolve: async (_root, { input }, ctx) => {
       requireStaff(ctx);
-      const problems: string[] = [];
-      const name = checked(apiKeyNameSchema, input.name, 'input.name', problems);
-      const scopes = checked(apiKeyScopesSchema, input.scopes ?? ['read'], 'input.scopes', problems);
+      const problems: Problem[] = [];
+      const name = parsed(apiKeyNameSchema, input.name, problems, ['name']);
+      const scopes = parsed(apiKeyScopesSchema, input.scopes ?? ['read'], problems, ['scopes']);
       const account = await ctx.prisma.account.findUnique({ where: { id: input.accountId }, select: { id: true } });
-      if (!account) problems.push(`input.accountId: account ${input.accountId} not found`);
+      if (!account) problems.push({ path: ['accountId'], message: `account ${input.accountId} not found` });
       if (account && input.connectionId != null) {
         const connection = await ctx.prisma.connection.findFirst({
           where: { id: input.connectionId, accountId: account.id, deletedAt: null },
           select: { id: true },
         });
-        if (!connection) problems.push(`input.connectionId: connection ${input.connectionId} is not a live connection of account ${account.id}`);
+        if (!connection)
+          problems.push({ path: ['connectionId'], message: `connection ${input.connectionId} is not a live connection of account ${account.id}` });
       }
       refuseProblems(problems);
       return issueKey(ctx, ctx.prisma, {
