@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
 import { FaultPlan, readBody, type Fault } from './faults.js';
+import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
  * A HubSpot API emulator: a real HTTP server on 127.0.0.1 speaking the subset of HubSpot's APIs that
@@ -378,7 +379,7 @@ export class HubspotEmulator {
         return answer(415, error('VALIDATION_ERROR', 'Content-Type must be application/json'));
       }
       const json = body.length > 0 ? parseJson(body) : undefined;
-      if (json === INVALID) return limited(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
+      if (json === INVALID_JSON) return limited(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
       const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
       if (intercepted) this.interception = undefined;
       // The caller is gone before its request arrives: nothing is carried out or answered.
@@ -1018,16 +1019,6 @@ export async function startHubspotEmulator(options: HubspotEmulatorOptions = {})
 }
 
 // ---------------------------------------------------------------------------------------------
-
-const INVALID = Symbol('invalid');
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return INVALID;
-  }
-}
 
 /**
  * A numeric path at its date-version twin, which HubSpot serves alike until the numeric ones lose

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FaultPlan, readBody, type Fault } from './faults.js';
+import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
  * The sequencers' block-list APIs on one real HTTP server on 127.0.0.1, so the service can be pointed
@@ -159,7 +160,7 @@ export class SequencerEmulator {
       if (!list) return answer(401, failure(vendor, 401, vendor === 'smartlead' ? 'Invalid API key' : 'Invalid API key or missing scope'));
       if (req.method === 'POST') {
         if (!/^application\/json/.test(req.headers['content-type'] ?? '')) return answer(415, failure(vendor, 415, 'Content-Type must be application/json'));
-        if (json === INVALID) return answer(400, failure(vendor, 400, 'Body is not valid JSON'));
+        if (json === INVALID_JSON) return answer(400, failure(vendor, 400, 'Body is not valid JSON'));
       }
       const [status, payload] = this.route(req.method ?? 'GET', url, key, json);
       answer(status, payload);
@@ -255,16 +256,6 @@ export async function startSequencerEmulator(options: SequencerEmulatorOptions =
 }
 
 // ---------------------------------------------------------------------------------------------
-
-const INVALID = Symbol('invalid');
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return INVALID;
-  }
-}
 
 /** How many block list values a request body carries, whatever becomes of the request (the request log's `values`). */
 function countValues(json: unknown): number {
