@@ -45,7 +45,7 @@ import { queueFetchSql } from '../src/jobs/blocklist-rounds.js';
 import { startHubspotEmulator } from '../src/emulators/hubspot.js';
 import { startSequencerEmulator } from '../src/emulators/sequencer.js';
 import { childSpec, cores, cpuMeter, postgresPids, startApiChild, startChild, untilLive, workerRole, type WorkerSpec } from './processes.js';
-import { ApiClient, cleanups, envNumber, fmt, log, ms, out, pct, ratio, runBench, throwawayDatabase } from './support.js';
+import { ApiClient, cleanups, envNumber, fmt, log, maxOf, minOf, ms, out, pct, ratio, runBench, throwawayDatabase } from './support.js';
 
 const ENTRIES = Math.round(envNumber('BENCH_ENTRIES', 100_000));
 const API_PER_S = envNumber('BENCH_API_PER_S', 10);
@@ -300,8 +300,8 @@ async function run(): Promise<number> {
     const key = `${c.method} ${c.path.replace(/\/\d+(?=\/|$)/g, '/:id')} ${c.status}`;
     byPath.set(key, (byPath.get(key) ?? 0) + 1);
   }
-  const first = (calls: { at: number }[]) => Math.min(...calls.map((c) => c.at));
-  const last = (calls: { at: number }[]) => Math.max(...calls.map((c) => c.at));
+  const first = (calls: { at: number }[]) => minOf(calls.map((c) => c.at));
+  const last = (calls: { at: number }[]) => maxOf(calls.map((c) => c.at));
   const s = (from: number, to: number) => `${((to - from) / 1000).toFixed(1)} s`;
   const missing = expected.filter((v) => !pushed.values.has(v)).length;
   const unexpected = pushed.values.size - (ENTRIES - missing);
@@ -327,7 +327,7 @@ async function run(): Promise<number> {
     `  at HubSpot's documented ${HUBSPOT_DOCUMENTED_PER_10S} requests per 10 s, ${fmt(crmCalls.length)} calls take at least ${((crmCalls.length / HUBSPOT_DOCUMENTED_PER_10S) * 10).toFixed(0)} s (informative; this run: budget ${HUBSPOT_PER_10S > 0 ? `${HUBSPOT_PER_10S} per 10 s` : 'off'})`,
   );
   out(
-    `Instantly: ${fmt(pushCalls.length)} calls (${pushCalls.map((c) => c.status).every((st) => st === 200) ? 'all 200' : `statuses ${[...new Set(pushCalls.map((c) => c.status))].join(', ')}`}, at most ${fmt(Math.max(0, ...pushCalls.map((c) => c.values)))} values each), ${fmt(pushed.received.length)} values received: ${fmt(pushed.distinct)} distinct, ${fmt(pushed.duplicates)} duplicates, ${fmt(pushed.rejected.length)} in refused calls; ${fmt(missing)} of the ${fmt(ENTRIES)} addresses missing, ${fmt(unexpected)} values not among them`,
+    `Instantly: ${fmt(pushCalls.length)} calls (${pushCalls.map((c) => c.status).every((st) => st === 200) ? 'all 200' : `statuses ${[...new Set(pushCalls.map((c) => c.status))].join(', ')}`}, at most ${fmt(Math.max(0, maxOf(pushCalls.map((c) => c.values))))} values each), ${fmt(pushed.received.length)} values received: ${fmt(pushed.distinct)} distinct, ${fmt(pushed.duplicates)} duplicates, ${fmt(pushed.rejected.length)} in refused calls; ${fmt(missing)} of the ${fmt(ENTRIES)} addresses missing, ${fmt(unexpected)} values not among them`,
   );
   out(
     `entries in the database: ${fmt(Number(entries!.total))} (pushed ${fmt(Number(entries!.pushed))}, pending ${fmt(Number(entries!.pending))}, refused ${fmt(Number(entries!.refused))})`,
@@ -335,7 +335,7 @@ async function run(): Promise<number> {
   out(`cpu cores used during the round: ${cores(used)}`);
   out('');
   const line = (label: string, a: ProbeAnswer) =>
-    `  ${label.padEnd(38)} n ${fmt(a.samples.length).padStart(5)}   p50 ${ms(pct(a.samples, 0.5)).padStart(6)}   p95 ${ms(pct(a.samples, 0.95)).padStart(6)}   p99 ${ms(pct(a.samples, 0.99)).padStart(6)}   max ${ms(Math.max(...a.samples)).padStart(6)}   errors ${a.errors.length}`;
+    `  ${label.padEnd(38)} n ${fmt(a.samples.length).padStart(5)}   p50 ${ms(pct(a.samples, 0.5)).padStart(6)}   p95 ${ms(pct(a.samples, 0.95)).padStart(6)}   p99 ${ms(pct(a.samples, 0.99)).padStart(6)}   max ${ms(maxOf(a.samples)).padStart(6)}   errors ${a.errors.length}`;
   out(`GET ${API_PATH}, ms:`);
   out(line(`baseline (worker idle, list empty)`, baseline));
   out(line(`during the round`, during));

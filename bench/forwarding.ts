@@ -60,7 +60,7 @@ import {
   workerRole,
   type WorkerSpec,
 } from './processes.js';
-import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
+import { cleanups, envNumber, fmt, log, maxOf, minOf, ms, out, pct, runBench, throwawayDatabase } from './support.js';
 
 const EVENTS = Math.round(envNumber('BENCH_EVENTS', 50_000));
 const WARMUP_EVENTS = Math.round(Number(process.env.BENCH_WARMUP_EVENTS ?? 2_000));
@@ -261,7 +261,7 @@ async function run(): Promise<number> {
     healthy: r.healthy_at === null ? null : Number(r.healthy_at),
     hanging: r.hanging_at === null ? null : Number(r.hanging_at),
   }));
-  const first = Math.min(...accepted.map((r) => r.at));
+  const first = minOf(accepted.map((r) => r.at));
   /** Count, rate from the first request to the last of `times`, and delays from each request. */
   const measure = (pick: (r: (typeof accepted)[number]) => number | null) => {
     const delays: number[] = [];
@@ -279,7 +279,7 @@ async function run(): Promise<number> {
       rate: delays.length / Math.max(seconds, 0.001),
       p50: pct(delays, 0.5),
       p99: pct(delays, 0.99),
-      max: Math.max(...delays),
+      max: maxOf(delays),
     };
   };
   const received = (a: Arrivals) => (r: (typeof accepted)[number]) => a.first.get(r.id) ?? null;

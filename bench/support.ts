@@ -173,6 +173,23 @@ export async function withClient<T>(url: string, use: (client: pg.Client) => Pro
   }
 }
 
+/**
+ * `Math.min(...values)` for any number of values: spreading a large array into arguments overflows the
+ * stack (a 150,000-row report did). Same answers: Infinity when empty, NaN if any value is NaN.
+ */
+export function minOf(values: Iterable<number>): number {
+  let min = Number.POSITIVE_INFINITY;
+  for (const v of values) min = Math.min(min, v);
+  return min;
+}
+
+/** `Math.max(...values)` for any number of values (see {@link minOf}): -Infinity when empty, NaN if any value is NaN. */
+export function maxOf(values: Iterable<number>): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (const v of values) max = Math.max(max, v);
+  return max;
+}
+
 export function pct(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;

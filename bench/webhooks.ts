@@ -39,7 +39,7 @@ import { fanOutSql, queueWebhookSendingSql } from '../src/jobs/webhook-outbox.js
 import { startDestinationEmulator } from '../src/emulators/destination.js';
 import { makeTestCertificate } from '../test/support/tls.js';
 import { childSpec, cores, cpuMeter, postgresPids, startChild, workerRole, type WorkerSpec } from './processes.js';
-import { cleanups, envNumber, fmt, log, ms, out, pct, runBench, throwawayDatabase } from './support.js';
+import { cleanups, envNumber, fmt, log, maxOf, minOf, ms, out, pct, runBench, throwawayDatabase } from './support.js';
 import { readFileSync } from 'node:fs';
 
 const EVENTS = Math.round(envNumber('BENCH_EVENTS', 2_000));
@@ -182,8 +182,8 @@ async function run(): Promise<number> {
   const failing = new Set(failingIds);
   const healthy = rows.filter((r) => !failing.has(r.endpoint_id));
   const succeeded = healthy.filter((r) => r.status === 'SUCCEEDED');
-  const first = Math.min(...rows.map((r) => Number(r.at)));
-  const lastSuccess = Math.max(...succeeded.map((r) => Number(r.attempted)));
+  const first = minOf(rows.map((r) => Number(r.at)));
+  const lastSuccess = maxOf(succeeded.map((r) => Number(r.attempted)));
   const rate = succeeded.length / Math.max((lastSuccess - first) / 1000, 0.001);
   const attemptDelays = succeeded.map((r) => Number(r.attempted) - Number(r.at));
   const receiptDelays = succeeded.map((r) => (received.get(`${r.event} ${r.path}`) ?? Number.NaN) - Number(r.at)).filter((d) => !Number.isNaN(d));
@@ -201,7 +201,7 @@ async function run(): Promise<number> {
   );
   out(`requests received by the emulator: ${fmt(requests)} (first receipts of healthy deliveries: ${fmt(receiptDelays.length)})`);
   out(
-    `healthy delay from event: received p50 ${ms(pct(receiptDelays, 0.5))} ms, p99 ${ms(pct(receiptDelays, 0.99))} ms; attempt started p50 ${ms(pct(attemptDelays, 0.5))} ms, p99 ${ms(pct(attemptDelays, 0.99))} ms, max ${ms(Math.max(...attemptDelays))} ms`,
+    `healthy delay from event: received p50 ${ms(pct(receiptDelays, 0.5))} ms, p99 ${ms(pct(receiptDelays, 0.99))} ms; attempt started p50 ${ms(pct(attemptDelays, 0.5))} ms, p99 ${ms(pct(attemptDelays, 0.99))} ms, max ${ms(maxOf(attemptDelays))} ms`,
   );
   out(`cpu cores used: ${cores(used)}`);
   out(`delivery rate / offered rate: ${(rate / ((emitted * (ENDPOINTS - FAILING)) / emittedSeconds)).toFixed(2)}`);
