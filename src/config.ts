@@ -58,7 +58,12 @@ export interface Config {
   webhooks: WebhookConfig;
   /** SANDBOX: the stand-ins for every outside system, served under `<BASE_URL>/sandbox/`; null when off. */
   sandbox: SandboxConfig | null;
+  /** Days each kind of history is kept before its partitions are dropped (RETENTION_DAYS, RAW_BODY_RETENTION_DAYS, AUDIT_RETENTION_DAYS). */
+  retention: { history: number; body: number; audit: number };
 }
+
+/** How long history is kept, in days, where nothing says otherwise (src/db/history/). */
+export const DEFAULT_RETENTION = { history: 90, body: 30, audit: 400 } as const;
 
 /** The sandbox (src/sandbox/): its origin and the port of its SMTP server. */
 interface SandboxConfig {
@@ -168,6 +173,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     );
   }
   problems.push(...appProblems(env));
+  if (parsed.success && parsed.data.RAW_BODY_RETENTION_DAYS > parsed.data.RETENTION_DAYS) {
+    problems.push('RAW_BODY_RETENTION_DAYS: must not be longer than RETENTION_DAYS (a body is kept no longer than its request)');
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
@@ -232,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       maxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     },
     sandbox,
+    retention: { history: e.RETENTION_DAYS, body: e.RAW_BODY_RETENTION_DAYS, audit: e.AUDIT_RETENTION_DAYS },
   };
 }
 
@@ -405,6 +414,10 @@ const envSchema = z.object({
   WEBHOOK_MAX_IN_FLIGHT: withDefault(integer(1, 1_000), '32'),
   SANDBOX: optional(boolean),
   SANDBOX_SMTP_PORT: withDefault(integer(1, 65535), '2525'),
+  // At least the API's longest window (31 days): every window it answers is whole.
+  RETENTION_DAYS: withDefault(integer(31, 36_500), String(DEFAULT_RETENTION.history)),
+  RAW_BODY_RETENTION_DAYS: withDefault(integer(1, 36_500), String(DEFAULT_RETENTION.body)),
+  AUDIT_RETENTION_DAYS: withDefault(integer(31, 36_500), String(DEFAULT_RETENTION.audit)),
 });
 
 /** A record over the CRM kinds. */

@@ -13,6 +13,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { applyMigrations } from './db/migrations.js';
 import { createPrisma, type PrismaClient } from './db/prisma.js';
 import { installJobSchema } from './db/job-schema.js';
+import { prepareHistory } from './db/history/maintain.js';
 import { RateLimitStore } from './db/rate-limit-store.js';
 import { createHttpServer } from './http/server.js';
 import { RequestAcceptor } from './ingress/accept.js';
@@ -50,6 +51,8 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
   // The ingress queues jobs in SQL: API processes need graphile-worker's schema as much as workers do.
   await installJobSchema(database.url);
+  // History tables on time partitions, partitions ahead, retention: before serving (issue 31).
+  await prepareHistory(database.url, { retention: config.retention, log: (message, fields) => logger.info(fields ?? {}, message) });
 
   const prisma = createPrisma(database.url);
   stack.push('prisma', () => prisma.$disconnect());
@@ -79,6 +82,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       relays: config.relays,
       webhooks: config.webhooks,
       blocklists: { pushUrls: config.blocklistPushUrls, refreshMinutes: config.blocklistRefreshMinutes },
+      retention: config.retention,
       encryptionKey: database.encryptionKey,
     };
     // A runner that stopped on an error leaves the process without that lane: shut down (exit 1), to be restarted.

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, parseCronItems, run, type WorkerEvents } from 'graphile-worker';
 import { BLOCKLIST_CRON } from './jobs/blocklists__schedule.js';
+import { HISTORY_CRON } from './jobs/history__maintain.js';
 import { queueWaitingDrainsSql } from './jobs/sync-outbox.js';
 import { query, sql } from './db/sql.js';
 import type pg from 'pg';
@@ -102,8 +103,8 @@ export async function startWorker(
   // rows in another order deadlocked with them, which stops graphile-worker's runner.
   const loops = await run({
     ...common,
-    // Block lists' rounds are scheduled here: cron jobs are the loops lane's, like the rounds they queue.
-    parsedCronItems: parseCronItems(BLOCKLIST_CRON),
+    // Block lists' and history's rounds are scheduled here: cron jobs are the loops lane's, like the rounds they queue.
+    parsedCronItems: parseCronItems([...BLOCKLIST_CRON, ...HISTORY_CRON]),
     schema: LANE_SCHEMA.loops,
     taskList: createTaskList(env, 'loops'),
     concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,

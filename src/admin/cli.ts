@@ -5,8 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import pg from 'pg';
 import { loadConfig } from '../config.js';
 import { openDatabase, releaseOnSignals, type Database } from '../db/database.js';
+import { maintainHistory } from '../db/history/maintain.js';
 import { applyMigrations } from '../db/migrations.js';
 import { createPrisma, type PrismaClient } from '../db/prisma.js';
 import { generateHistory, HISTORY_DEFAULTS } from './generate-history.js';
@@ -117,6 +119,27 @@ program
           vacuum: o.vacuum,
         }),
       ),
+  );
+
+program
+  .command('history-round')
+  .description(
+    'Run one round of history upkeep now, as the hourly history__maintain job does: move tables onto time partitions, ' +
+      'create partitions ahead, drop those past RETENTION_DAYS / RAW_BODY_RETENTION_DAYS / AUDIT_RETENTION_DAYS; ' +
+      'prints what it created, dropped and kept (with why)',
+  )
+  .action(() =>
+    withDatabase(async (_prisma, database) => {
+      const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+      try {
+        return await maintainHistory(pool, {
+          retention: loadConfig().retention,
+          log: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),
+        });
+      } finally {
+        await pool.end();
+      }
+    }),
   );
 
 try {

@@ -10,6 +10,8 @@
  * rows interleave on disk as a shared production table's do.
  */
 import pg from 'pg';
+import { DEFAULT_RETENTION } from '../config.js';
+import { ensureHistoryPartitions } from '../db/history/maintain.js';
 import { query, sql, type Sql } from '../db/sql.js';
 
 export interface GenerateHistoryOptions {
@@ -84,13 +86,15 @@ export async function generateHistory(databaseUrl: string, options: GenerateHist
       clients.push(client);
       await client.connect();
     }
+    const end = options.now ?? new Date();
+    const spanMs = options.days * 86_400_000;
+    const start = new Date(end.getTime() - spanMs);
+    // History older than the partitions the service keeps (its retention) gets partitions of its own.
+    await ensurePartitionsFrom(databaseUrl, start);
     const sessions = await Promise.all(clients.map((client) => openSession(client, options)));
     const { accounts, sequence, skipFkTriggers } = sessions[0] as Session;
     const first = clients[0] as pg.Client;
 
-    const end = options.now ?? new Date();
-    const spanMs = options.days * 86_400_000;
-    const start = new Date(end.getTime() - spanMs);
     const perChunk = Math.max(1, Math.floor(options.chunkSize / options.accountIds.length));
     const chunks = Math.ceil(options.requests / perChunk);
     const total = { requests: 0, syncs: 0, deliveries: 0 };
@@ -462,16 +466,19 @@ base AS MATERIALIZED (
             FROM described d ORDER BY d.created_at) x
 ),
 ins_r AS (
-  INSERT INTO requests (id, account_id, source_id, connection_id, path, body, created_at)
-  SELECT request_id, account_id, source_id, connection_id, ingress_code,
+  INSERT INTO requests (id, account_id, source_id, connection_id, path, created_at)
+  SELECT request_id, account_id, source_id, connection_id, ingress_code, created_at FROM base
+  RETURNING 1
+),
+ins_b AS (
+  INSERT INTO request_bodies (request_id, created_at, body)
+  SELECT request_id, created_at,
          (CASE platform
             WHEN 'lemlist' THEN json_build_object('type', body_event, 'leadEmail', to_email, 'campaignId', 'cam_' || campaign, 'createdAt', created_at)
             WHEN 'heyreach' THEN json_build_object('event_type', body_event, 'lead', json_build_object('profile_url', to_email), 'campaign_id', campaign, 'timestamp', created_at)
             ELSE json_build_object('event_type', body_event, 'to_email', to_email, 'campaign_id', campaign, 'event_timestamp', created_at)
-          END)::text,
-         created_at
+          END)::text
     FROM base
-  RETURNING 1
 ),
 ins_s AS (
   INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, status, event_type, to_email, error, attempts, created_at, updated_at)
@@ -479,7 +486,7 @@ ins_s AS (
          CASE st.status WHEN 'error' THEN (${SYNC_ERRORS}::jsonb[])[1 + floor(random() * 7)::int]
                         WHEN 'warning' THEN (${SYNC_WARNINGS}::jsonb[])[1 + floor(random() * 3)::int] END,
          CASE WHEN st.status IS NULL THEN 0 WHEN st.status = 'error' THEN 1 + floor(random() * 3)::int ELSE 1 END,
-         st.done, st.done
+         b.created_at, st.done
     FROM base b
     CROSS JOIN LATERAL (
       SELECT CASE WHEN b.r_status < ${nullRate}::float8 THEN NULL
@@ -515,6 +522,15 @@ ins_d AS (
 SELECT (SELECT count(*) FROM ins_r) AS requests,
        (SELECT json_object_agg(COALESCE(status::text, 'null'), n) FROM (SELECT status, count(*) AS n FROM ins_s GROUP BY 1) x) AS syncs,
        (SELECT json_object_agg(status::text, n) FROM (SELECT status, count(*) AS n FROM ins_d GROUP BY 1) y) AS deliveries`;
+}
+
+async function ensurePartitionsFrom(databaseUrl: string, from: Date): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    await ensureHistoryPartitions(pool, from, DEFAULT_RETENTION);
+  } finally {
+    await pool.end();
+  }
 }
 
 function fmt(n: number): string {

@@ -209,9 +209,8 @@ async function writeSource(
 
   for (const request of source.requests) {
     const createdAt = request.createdAt ?? new Date();
-    const row = await tx.request.create({
-      data: { accountId, sourceId: created.id, connectionId, path: ingressCode, body: JSON.stringify(request.body), createdAt },
-    });
+    const row = await tx.request.create({ data: { accountId, sourceId: created.id, connectionId, path: ingressCode, createdAt } });
+    await tx.requestBody.create({ data: { requestId: row.id, createdAt: row.createdAt, body: JSON.stringify(request.body) } });
     const sync = request.sync;
     if (sync) {
       await tx.sync.create({

@@ -15,3 +15,20 @@ export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolCl
     client.release();
   }
 }
+
+/**
+ * Runs `work` in one transaction on `client` (a client of its own, for DDL that must not wait long for
+ * its locks: `lockTimeout` applies to this transaction only), committed when it resolves.
+ */
+export async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>, lockTimeout?: string): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    if (lockTimeout !== undefined) await client.query(`SET LOCAL lock_timeout = '${lockTimeout}'`);
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

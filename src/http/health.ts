@@ -1,5 +1,6 @@
 import type { Express, Response } from 'express';
 import { healthHttpStatus, HEALTH_SCHEMA_VERSION, rollUpHealth, type CheckStatus, type WorkerCheck } from '../domain/health.js';
+import { historyWarnings } from '../db/history/status.js';
 import type { PrismaClient } from '../db/prisma.js';
 import { join, raw, sql } from '../db/sql.js';
 import { tasksByHealthCheck } from '../jobs/catalog.js';
@@ -14,16 +15,25 @@ const MAX_QUEUE_LAG_SECONDS = 300;
  * Local deployments report only `sources` (inbound ingestion, which needs the database); with
  * WORKER_MONITORING, each worker check that a task of the job catalog names (`destinations_activities`
  * for CRM writes, ...) too: operational while a worker is connected and none of its tasks' jobs has
- * waited past {@link MAX_QUEUE_LAG_SECONDS}.
+ * waited past {@link MAX_QUEUE_LAG_SECONDS}. `warnings` (present only when there is one) lists what the
+ * operator should fix before it becomes an outage: history partitions not created ahead, partitions kept
+ * past retention (src/db/history/status.ts).
  */
 export function installHealth(app: Express, deps: { prisma: PrismaClient; config: { workerMonitoring: boolean } }): void {
   app.get('/health/live', (_req, res) => {
     noStore(res).json({ schema_version: HEALTH_SCHEMA_VERSION, status: 'operational' });
   });
   const ready = async (_req: unknown, res: Response) => {
-    const [sources, worker] = await Promise.all([databaseCheck(deps.prisma), deps.config.workerMonitoring ? workerChecks(deps.prisma) : Promise.resolve({})]);
+    const [sources, worker, warnings] = await Promise.all([
+      databaseCheck(deps.prisma),
+      deps.config.workerMonitoring ? workerChecks(deps.prisma) : Promise.resolve({}),
+      withTimeout(historyWarnings(deps.prisma), 2_000).catch(() => []),
+    ]);
     const report = rollUpHealth({ sources, ...worker });
-    noStore(res).status(healthHttpStatus(report)).json(report);
+    // Warnings never change the status: they tell the operator what to fix before it becomes an outage.
+    noStore(res)
+      .status(healthHttpStatus(report))
+      .json(warnings.length ? { ...report, warnings } : report);
   };
   app.get('/health/ready', ready);
   app.get('/health', ready);

@@ -24,7 +24,7 @@ export interface AcceptorOptions {
 /**
  * Commits accepted requests, grouped ({@link Batcher}): every request arriving while a commit is in
  * flight joins the next one, and each caller is answered after the commit that holds its row. One
- * statement per batch finds the sources, inserts the request rows with their waiting syncs and queues
+ * statement per batch finds the sources, inserts the request rows (and their bodies, kept for a shorter time) with their waiting syncs and queues
  * their connections' drains (graphile-worker's `add_jobs` is plain SQL), so a request is either committed
  * with its sync to run or not at all.
  */
@@ -64,12 +64,29 @@ export class RequestAcceptor {
         contentType: p.contentType,
       })),
     );
-    const { rows: accepted } = await query<{ idx: number; id: string }>(this.pool, acceptStatement(input), 'ingress_accept');
+    const { rows: accepted } = await retryTransient(() => query<{ idx: number; id: string }>(this.pool, acceptStatement(input), 'ingress_accept'));
     const requestIds = new Map(accepted.map((r) => [r.idx, Number(r.id)]));
     return batch.map((_, i) => {
       const requestId = requestIds.get(i);
       return requestId === undefined ? { accepted: false } : { accepted: true, requestId };
     });
+  }
+}
+
+/**
+ * Runs `statement` again when PostgreSQL gave it up as a deadlock victim or a serialization failure (it
+ * rolled it back whole, so running it again is safe): DDL of the history job (a partition's attach or a
+ * table's move onto partitions) may briefly take locks in another order than the ingress, and a sequencer
+ * should never see a 503 for that.
+ */
+async function retryTransient<T>(statement: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt >= attempts || (code !== '40P01' && code !== '40001')) throw error;
+    }
   }
 }
 
@@ -94,8 +111,11 @@ function acceptStatement(input: Sql): Sql {
       JOIN connections c ON c.id = s.connection_id AND c.deleted_at IS NULL
   ),
   inserted AS (
-    INSERT INTO requests (id, account_id, source_id, connection_id, path, body, content_type)
-    SELECT id, account_id, source_id, connection_id, ingress_code, body, content_type FROM matched
+    INSERT INTO requests (id, account_id, source_id, connection_id, path, content_type, created_at)
+    SELECT id, account_id, source_id, connection_id, ingress_code, content_type, now() FROM matched
+  ),
+  bodies AS (
+    INSERT INTO request_bodies (request_id, created_at, body) SELECT id, now(), body FROM matched
   ),
   waiting AS (
     INSERT INTO pending_syncs (request_id, connection_id) SELECT id, connection_id FROM matched

@@ -4,6 +4,7 @@ import { blocklistsFetch } from './blocklists__fetch.js';
 import { blocklistsPush } from './blocklists__push.js';
 import { blocklistsSchedule } from './blocklists__schedule.js';
 import { deliveriesSend } from './deliveries__send.js';
+import { historyMaintain } from './history__maintain.js';
 import { relayExecutionsSend } from './relay_executions__send.js';
 import { replyRelaysSchedule } from './reply_relays__schedule.js';
 import { syncsBulkRetry } from './syncs__bulk_retry.js';
@@ -27,6 +28,7 @@ export const CATALOG: readonly CatalogEntry[] = [
   catalogEntry(blocklistsFetch),
   catalogEntry(blocklistsPush),
   catalogEntry(syncsBulkRetry),
+  catalogEntry(historyMaintain),
   // An older release's job per event, moved into the sync outbox during a rolling deploy.
   catalogEntry(syncsRun),
 ];

@@ -8,6 +8,7 @@ import { sql, type Sql } from '../db/sql.js';
 import { bindingForwards, classifyAttempt, type AttemptResult } from '../domain/forwarding.js';
 import { failureMessage, UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import { retryDelayMs } from '../domain/retry-schedule.js';
+import { BODY_GONE } from '../domain/retention.js';
 import type { Logger } from '../logger.js';
 import { addJobsSql } from './enqueue.js';
 import { DeliveryStore, type AttemptRecord, type ClaimedAttempt } from './delivery-store.js';
@@ -117,7 +118,7 @@ function sendDue(destinationId: number, loop: Loop, helpers: JobHelpers): Promis
       deliver: (attempt) => send(destinationId, attempt, loop).then((record) => loop.store.record(record)),
       setAside: (attempt, error) => setAside(destinationId, attempt, error, loop),
       maxInFlight: loop.settings.maxInFlight,
-      sizeOf: (attempt) => Buffer.byteLength(attempt.body),
+      sizeOf: (attempt) => Buffer.byteLength(attempt.body ?? ''),
       maxInFlightBytes: MAX_IN_FLIGHT_BYTES,
     },
     helpers.abortSignal,
@@ -135,8 +136,11 @@ async function send(destinationId: number, attempt: ClaimedAttempt, loop: Loop):
 
   const eventType = parsed.ok ? parsed.event.eventType : 'UNKNOWN';
   const attemptedAt = new Date();
-  const result = await post(attempt, eventType, loop.http);
-  const outcome = classifyAttempt(result);
+  // A body past RAW_BODY_RETENTION_DAYS: nothing to send, and no retry brings it back.
+  const outcome =
+    attempt.body === null
+      ? { status: 'error' as const, httpStatus: null, error: { message: BODY_GONE }, retryable: false, retryAfterMs: undefined }
+      : classifyAttempt(await post({ ...attempt, body: attempt.body }, eventType, loop.http));
   const wait =
     outcome.retryable && attempt.replayOfDeliveryId === null
       ? retryDelayMs(attempt.attempt, loop.settings.retrySchedule, outcome.retryAfterMs, Math.random())
@@ -211,7 +215,7 @@ function eventOf(attempt: ClaimedAttempt): { eventType: string; identity: string
 }
 
 /** POSTs the sequencer's body as it came, with its content type and the event's headers. */
-async function post(attempt: ClaimedAttempt, eventType: string, http: HttpClient): Promise<AttemptResult> {
+async function post(attempt: ClaimedAttempt & { body: string }, eventType: string, http: HttpClient): Promise<AttemptResult> {
   try {
     const response = await http.request({
       method: 'POST',

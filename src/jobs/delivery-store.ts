@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { Batcher } from '../db/batcher.js';
+import { requestBodySql } from '../db/history/request-body.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
 
 /** A pending attempt as the sending loop needs it: the event, where it goes, and how it is bound. */
@@ -12,7 +13,8 @@ export interface ClaimedAttempt {
   /** The destination's URL now (a replay goes to the current one too). */
   url: string;
   destinationConnectionId: number;
-  body: string;
+  /** Null once past RAW_BODY_RETENTION_DAYS. */
+  body: string | null;
   contentType: string | null;
   accountId: number;
   connectionId: number | null;
@@ -81,11 +83,13 @@ export class DeliveryStore {
       )
       SELECT p.id, p.request_id AS "requestId", p.attempt, p.replay_of_delivery_id AS "replayOfDeliveryId",
              d.url, d.connection_id AS "destinationConnectionId",
-             r.body, r.content_type AS "contentType", r.account_id AS "accountId", r.connection_id AS "connectionId",
+             ${requestBodySql('r')} AS body, r.content_type AS "contentType", r.account_id AS "accountId", r.connection_id AS "connectionId",
              r.source_id AS "sourceId", s.platform, b.event_types AS "eventTypes"
         FROM due p
         JOIN destinations d ON d.id = p.destination_id
-        JOIN requests r ON r.id = p.request_id
+        -- No foreign key keeps a request (history partitions): an attempt whose request is gone is claimed and
+        -- recorded as nothing to send, which ends it.
+        LEFT JOIN requests r ON r.id = p.request_id
         LEFT JOIN sources s ON s.id = r.source_id
         LEFT JOIN destination_bindings b ON b.source_id = r.source_id AND b.destination_id = p.destination_id
        ORDER BY p.due_at, p.id`,

@@ -1,11 +1,14 @@
 import type pg from 'pg';
+import { requestBodySql } from '../db/history/request-body.js';
 import { query, sql, type Sql } from '../db/sql.js';
+import { withTransaction } from '../db/transaction.js';
 import type { LeadCategory } from '../domain/reply-relay.js';
 
 /** A reply of a source bound to a reply relay, as the scheduling job reads it. */
 export interface RelayedRequest {
   requestId: string;
-  body: string;
+  /** Null once past RAW_BODY_RETENTION_DAYS. */
+  body: string | null;
   platform: string;
   sourceId: number;
   accountId: number;
@@ -29,7 +32,8 @@ export interface ExecutionToSend {
   description: string;
   bodyTemplates: string[];
   categoryAllowlist: LeadCategory[];
-  body: string;
+  /** Null once past RAW_BODY_RETENTION_DAYS. */
+  body: string | null;
   receivedAt: Date;
   sourceId: number;
   platform: string;
@@ -51,7 +55,7 @@ export class RelayStore {
   async relayedRequest(requestId: number): Promise<RelayedRequest | undefined> {
     const { rows } = await query<RelayedRequest>(
       this.pool,
-      sql`SELECT r.id::text AS "requestId", r.body, s.platform, s.id AS "sourceId", r.account_id AS "accountId", s.connection_id AS "connectionId",
+      sql`SELECT r.id::text AS "requestId", ${requestBodySql('r')} AS body, s.platform, s.id AS "sourceId", r.account_id AS "accountId", s.connection_id AS "connectionId",
                  rr.id AS "relayId", rr.delay_minutes AS "delayMinutes"
             FROM requests r
             JOIN sources s ON s.id = r.source_id
@@ -65,18 +69,31 @@ export class RelayStore {
    * Writes the execution of a reply and queues its send job (`queueSend` over the inserted row) in one
    * statement; a reply whose event key the relay already holds (the same payload again) gets a skipped
    * row naming the first request instead. False when it wrote nothing and the request has no row yet:
-   * a duplicate committed while the statement ran, which a second call sees.
+   * a duplicate committed while the statement ran, which a second call sees. An execution's time is its
+   * request's: relay_executions is partitioned by it, so its unique (relay, request) holds across partitions.
    */
   async schedule(input: { request: RelayedRequest; eventKey: string; messageId: string; queueSend: (inserted: Sql) => Sql }): Promise<boolean> {
-    const { request, eventKey, messageId } = input;
+    const { request, eventKey } = input;
     const values = sql`${request.relayId}::int, ${request.requestId}::bigint, ${request.accountId}::int, ${request.connectionId}::int`;
-    const { rows } = await query<{ scheduled: number; duplicate: number; existing: number }>(
-      this.pool,
-      sql`
+    // One reply per relay and event key, whatever the partitions its requests fall in (a unique index holds
+    // only within one): the key's lock, then a statement that sees every execution committed before it.
+    const rows = await withTransaction(this.pool, async (client) => {
+      await query(client, sql`SELECT pg_advisory_xact_lock(hashtextextended(${`relay:${request.relayId}:${eventKey}`}, 0))`);
+      return (await query<{ scheduled: number; duplicate: number; existing: number }>(client, this.scheduleStatement(input, values))).rows;
+    });
+    const row = rows[0]!;
+    // The request had its row already when the job ran before.
+    return row.scheduled + row.duplicate + row.existing > 0;
+  }
+
+  private scheduleStatement(input: { request: RelayedRequest; eventKey: string; messageId: string; queueSend: (inserted: Sql) => Sql }, values: Sql): Sql {
+    const { request, eventKey, messageId } = input;
+    return sql`
       WITH inserted AS (
-        INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, event_key, message_id, run_at)
-        SELECT ${values}, ${eventKey}, ${messageId}, r.created_at + make_interval(mins => ${request.delayMinutes}::int)
+        INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, event_key, message_id, run_at, created_at)
+        SELECT ${values}, ${eventKey}, ${messageId}, r.created_at + make_interval(mins => ${request.delayMinutes}::int), r.created_at
           FROM requests r WHERE r.id = ${request.requestId}::bigint
+           AND NOT EXISTS (SELECT 1 FROM relay_executions WHERE relay_id = ${request.relayId}::int AND event_key = ${eventKey})
         ON CONFLICT DO NOTHING
         RETURNING id, run_at
       ),
@@ -84,21 +101,17 @@ export class RelayStore {
         SELECT request_id FROM relay_executions WHERE relay_id = ${request.relayId}::int AND event_key = ${eventKey} AND request_id <> ${request.requestId}::bigint
       ),
       duplicate AS (
-        INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, status, reason, message_id, run_at)
-        SELECT ${values}, 'skipped', 'the same reply as request ' || first.request_id || ', relayed once', ${messageId}, now()
-          FROM first
-         WHERE NOT EXISTS (SELECT 1 FROM relay_executions WHERE relay_id = ${request.relayId}::int AND request_id = ${request.requestId}::bigint)
+        INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, status, reason, message_id, run_at, created_at)
+        SELECT ${values}, 'skipped', 'the same reply as request ' || first.request_id || ', relayed once', ${messageId}, now(), r.created_at
+          FROM first, requests r
+         WHERE r.id = ${request.requestId}::bigint AND NOT EXISTS (SELECT 1 FROM relay_executions WHERE relay_id = ${request.relayId}::int AND request_id = ${request.requestId}::bigint)
         ON CONFLICT DO NOTHING
         RETURNING id
       ),
       queued AS (${input.queueSend(sql`inserted`)})
       SELECT (SELECT count(*)::int FROM inserted) AS scheduled, (SELECT count(*)::int FROM duplicate) AS duplicate,
              (SELECT count(*)::int FROM relay_executions WHERE relay_id = ${request.relayId}::int AND request_id = ${request.requestId}::bigint) AS existing,
-             (SELECT count(*) FROM queued) AS queued`,
-    );
-    const row = rows[0]!;
-    // The request had its row already when the job ran before.
-    return row.scheduled + row.duplicate + row.existing > 0;
+             (SELECT count(*) FROM queued) AS queued`;
   }
 
   /** Records a reply whose execution could not be scheduled (a failure on our side no retry changes) as a failed execution saying why. */
@@ -106,8 +119,9 @@ export class RelayStore {
     const reason = `Not scheduled: failed on our side and not retried automatically: ${message}`;
     await query(
       this.pool,
-      sql`INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, status, reason, message_id, run_at)
-          VALUES (${request.relayId}::int, ${request.requestId}::bigint, ${request.accountId}::int, ${request.connectionId}::int, 'failed', ${reason}, ${messageId}, now())
+      sql`INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, status, reason, message_id, run_at, created_at)
+          SELECT ${request.relayId}::int, ${request.requestId}::bigint, ${request.accountId}::int, ${request.connectionId}::int, 'failed', ${reason}, ${messageId}, now(), r.created_at
+            FROM requests r WHERE r.id = ${request.requestId}::bigint
           ON CONFLICT DO NOTHING`,
     );
   }
@@ -118,7 +132,7 @@ export class RelayStore {
       sql`SELECT e.id::text, e.status, e.attempts, e.message_id AS "messageId", e.next_attempt_at AS "nextAttemptAt", e.sending_since AS "sendingSince",
                  e.request_id::text AS "requestId", e.connection_id AS "connectionId", rr.id AS "relayId", rr.cc_email AS "ccEmail",
                  rr.description, rr.body_templates AS "bodyTemplates", rr.category_allowlist AS "categoryAllowlist",
-                 r.body, r.created_at AS "receivedAt", r.source_id AS "sourceId", s.platform
+                 ${requestBodySql('r')} AS body, r.created_at AS "receivedAt", r.source_id AS "sourceId", s.platform
             FROM relay_executions e
             JOIN reply_relays rr ON rr.id = e.relay_id
             JOIN requests r ON r.id = e.request_id

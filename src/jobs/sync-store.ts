@@ -5,6 +5,7 @@ const ROUND_BODY_BYTES = 32 * 1024 * 1024;
 import { Batcher } from '../db/batcher.js';
 import { withTransaction } from '../db/transaction.js';
 import { query, rows, sql, type Sql } from '../db/sql.js';
+import { requestBodySql } from '../db/history/request-body.js';
 import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
 import type { FailureReason, PipelineRef } from '../domain/pipeline-health.js';
@@ -38,7 +39,8 @@ export interface SyncContext {
   createOrUpdateTask: boolean;
   assignContactOwner: boolean;
   crmObjectType: string | null;
-  body: string;
+  /** Null once past RAW_BODY_RETENTION_DAYS. */
+  body: string | null;
   receivedAt: Date;
 }
 
@@ -95,10 +97,12 @@ export class SyncStore {
     const { rows: claimed } = await query<{ requestId: string; retry: boolean; waits: number; dueForMs: number; bytes: number }>(
       this.pool,
       sql`SELECT request_id AS "requestId", retry, waits, (extract(epoch FROM now() - due_at) * 1000)::float8 AS "dueForMs", bytes FROM (
-            SELECT p.request_id, p.retry, p.waits, p.due_at, octet_length(r.body) AS bytes,
-                   sum(octet_length(r.body)) OVER (ORDER BY p.due_at, p.request_id) - octet_length(r.body) AS before
-              FROM (SELECT * FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at <= now() ORDER BY due_at, request_id LIMIT ${limit}) p
-              JOIN requests r ON r.id = p.request_id
+            SELECT request_id, retry, waits, due_at, bytes, sum(bytes) OVER (ORDER BY due_at, request_id) - bytes AS before FROM (
+              SELECT p.request_id, p.retry, p.waits, p.due_at, COALESCE(octet_length(${requestBodySql('r')}), 0) AS bytes
+                FROM (SELECT * FROM pending_syncs WHERE connection_id = ${connectionId} AND due_at <= now() ORDER BY due_at, request_id LIMIT ${limit}) p
+                -- No foreign key keeps a request (history partitions): a waiting sync whose request is gone is claimed, and forgotten.
+                LEFT JOIN requests r ON r.id = p.request_id
+            ) sized
           ) due
           WHERE before < ${ROUND_BODY_BYTES}
           ORDER BY due_at, request_id`,
@@ -178,7 +182,7 @@ export class SyncStore {
               INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, status, error, attempts, created_at, updated_at)
               SELECT account_id, connection_id, source_id, request_id, platform, ${UNKNOWN_EVENT_TYPE}, '', 'error', ${JSON.stringify(error)}::jsonb, 1, created_at, now()
                 FROM target
-              ON CONFLICT (request_id) DO UPDATE SET status = 'error', error = EXCLUDED.error, updated_at = now()
+              ON CONFLICT (request_id, created_at) DO UPDATE SET status = 'error', error = EXCLUDED.error, updated_at = now()
                 WHERE syncs.status IS NULL OR (${retry}::boolean AND syncs.status = 'error')
               RETURNING request_id, source_id, event_type
             ),
@@ -338,7 +342,7 @@ function contextStatement(requestIds: number[]): Sql {
          c.credentials_encrypted AS "credentialsEncrypted", c.crm_rate_limit AS "crmRateLimit",
          s.create_or_update_company AS "createOrUpdateCompany", s.create_or_update_task AS "createOrUpdateTask",
          s.assign_contact_owner AS "assignContactOwner", s.crm_object_type AS "crmObjectType",
-         r.body, r.created_at AS "receivedAt"
+         ${requestBodySql('r')} AS body, r.created_at AS "receivedAt"
     FROM requests r
     JOIN sources s ON s.id = r.source_id
     JOIN connections c ON c.id = s.connection_id
@@ -353,7 +357,7 @@ function loadSyncsStatement(input: Sql): Sql {
   upserted AS (
     INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, attempts, created_at, updated_at)
     SELECT account_id, connection_id, source_id, request_id, platform, event_type, to_email, 1, created_at, now() FROM input
-    ON CONFLICT (request_id) DO UPDATE SET attempts = syncs.attempts + 1, updated_at = now()
+    ON CONFLICT (request_id, created_at) DO UPDATE SET attempts = syncs.attempts + 1, updated_at = now()
     RETURNING request_id, id, status, crm_state, attempts
   ),
   signals AS (

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
+import type { RetentionDays } from '../db/history/maintain.js';
 import { query, raw, sql } from '../db/sql.js';
 import { failureMessage, isTransientFailure, UNRECOVERABLE_AFTER } from '../domain/job-failure.js';
 import { LANE_SCHEMA, laneOf, type Lane } from './lanes.js';
@@ -67,6 +68,8 @@ export interface JobDeps {
   webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
   /** Block list settings (each push sequencer's base URL, e.g. SMARTLEAD_BASE_URL; BLOCKLIST_REFRESH_MINUTES); DEFAULT_BLOCKLISTS where absent. */
   blocklists?: Partial<BlocklistConfig>;
+  /** Days each kind of history is kept (RETENTION_DAYS, ...); DEFAULT_RETENTION where absent. */
+  retention?: RetentionDays;
   /** Opens and seals connection credentials. */
   encryptionKey: Buffer;
   /** Reschedules of a CRM that keeps answering 429/5xx before the sync records an error. */

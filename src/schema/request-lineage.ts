@@ -1,4 +1,5 @@
 import { parseInbound } from '../connectors/sequencers/index.js';
+import { requestBodySql } from '../db/history/request-body.js';
 import { sql } from '../db/sql.js';
 import { recordAudit } from './audit.js';
 import { builder } from './builder.js';
@@ -50,7 +51,9 @@ const ParsedRef = builder.objectRef<Parsed>('ParsedEvent').implement({
 builder.objectFields(RequestRef, (t) => ({
   rawBody: t.loadable({
     type: 'String',
-    description: 'Support staff only, never through REST: the body as received (personal data). Each read is written to the audit log.',
+    nullable: true,
+    description:
+      'Support staff only, never through REST: the body as received (personal data); null once past RAW_BODY_RETENTION_DAYS (deleted). Each read is written to the audit log.',
     load: (ids: bigint[], ctx: Context) => auditedBodies(ctx, ids),
     resolve: staffOnly,
   }),
@@ -116,10 +119,10 @@ function staffOnly(request: RequestRecord, _args: unknown, ctx: Context): bigint
 }
 
 /** The bodies of `ids`, in their order, with one audit row naming every request read. */
-async function auditedBodies(ctx: Context, ids: bigint[]): Promise<string[]> {
+async function auditedBodies(ctx: Context, ids: bigint[]): Promise<(string | null)[]> {
   const bodies = await readBodies(ctx, ids);
   await recordAudit(ctx, { action: 'read:Request.body', arguments: { requestIds: ids.map(String) }, result: { read: bodies.size } });
-  return ids.map((id) => bodies.get(id)?.body ?? '');
+  return ids.map((id) => bodies.get(id)?.body ?? null);
 }
 
 /** What the parser of each request's source platform makes of its body. */
@@ -133,8 +136,8 @@ async function parsedBodies(ctx: Context, ids: bigint[]): Promise<Parsed[]> {
   });
 }
 
-async function readBodies(ctx: Context, ids: bigint[]): Promise<Map<bigint, { body: string; platform: string | null }>> {
-  const rows = await ctx.prisma.$queryRaw<{ id: bigint; body: string; platform: string | null }[]>(sql`
-    SELECT r.id, r.body, s.platform FROM requests r LEFT JOIN sources s ON s.id = r.source_id WHERE r.id = ANY(${ids}::bigint[])`);
+async function readBodies(ctx: Context, ids: bigint[]): Promise<Map<bigint, { body: string | null; platform: string | null }>> {
+  const rows = await ctx.prisma.$queryRaw<{ id: bigint; body: string | null; platform: string | null }[]>(sql`
+    SELECT r.id, ${requestBodySql('r')} AS body, s.platform FROM requests r LEFT JOIN sources s ON s.id = r.source_id WHERE r.id = ANY(${ids}::bigint[])`);
   return new Map(rows.map((r) => [r.id, r]));
 }

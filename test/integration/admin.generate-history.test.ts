@@ -77,8 +77,8 @@ async function generate(optionsFor: (accounts: TestAccounts) => GenerateHistoryO
 async function fingerprint({ db, before }: Generated): Promise<{ requests: string; syncs: string; deliveries: string }> {
   const [row] = await db.query<{ requests: string; syncs: string; deliveries: string }>(
     `SELECT
-       (SELECT md5(string_agg(concat_ws('|', id, account_id, source_id, connection_id, body, created_at), E'\\n' ORDER BY id))
-          FROM requests WHERE id > $1) AS requests,
+       (SELECT md5(string_agg(concat_ws('|', r.id, r.account_id, r.source_id, r.connection_id, b.body, r.created_at), E'\\n' ORDER BY r.id))
+          FROM requests r JOIN request_bodies b ON b.request_id = r.id AND b.created_at = r.created_at WHERE r.id > $1) AS requests,
        (SELECT md5(string_agg(concat_ws('|', id, account_id, connection_id, source_id, request_id, platform, status, event_type, to_email,
                                         error, attempts, created_at, updated_at), E'\\n' ORDER BY id))
           FROM syncs WHERE id > $2) AS syncs,
@@ -200,11 +200,12 @@ describe('generate-history, one account with deliveries', () => {
     expect(firstHalf).toBeGreaterThan(900);
     expect(firstHalf).toBeLessThan(1_100);
 
-    // Syncs and deliveries follow their request (within seconds, never after the window), in request order.
+    // A sync has its request's time (as the service writes it) and its outcome within seconds, never after
+    // the window; deliveries follow their request likewise; both in request order.
     const late = await count(
       `SELECT count(*) AS n FROM syncs s JOIN requests r ON r.id = s.request_id
-        WHERE s.id > $1 AND NOT (s.created_at = s.updated_at AND s.created_at >= r.created_at AND s.created_at <= LEAST($2, r.created_at + interval '3 seconds')
-                                 AND s.created_at = date_trunc('milliseconds', s.created_at))`,
+        WHERE s.id > $1 AND NOT (s.created_at = r.created_at AND s.updated_at >= r.created_at AND s.updated_at <= LEAST($2, r.created_at + interval '3 seconds')
+                                 AND s.updated_at = date_trunc('milliseconds', s.updated_at))`,
       run.before.syncs,
       NOW,
     );
@@ -265,7 +266,7 @@ describe('generate-history, one account with deliveries', () => {
 
   it("writes each platform's contacts, event types and request bodies", async () => {
     const wrong = await count(
-      `SELECT count(*) AS n FROM syncs s JOIN requests r ON r.id = s.request_id
+      `SELECT count(*) AS n FROM syncs s JOIN request_bodies r ON r.request_id = s.request_id AND r.created_at = s.created_at
         WHERE s.id > $1 AND NOT CASE s.platform
           WHEN 'heyreach' THEN s.to_email LIKE 'https://www.linkedin.com/in/lead-%'
                            AND s.event_type IN ('CONNECTION_REQUEST_SENT', 'CONNECTION_REQUEST_ACCEPTED', 'MESSAGE_SENT', 'MESSAGE_REPLY_RECEIVED')

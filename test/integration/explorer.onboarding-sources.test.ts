@@ -94,7 +94,10 @@ describe('createSource', () => {
       body: JSON.stringify({ event_type: 'EMAIL_SENT', to_email: 'jane@prospect.test', from_email: 'sales@acme.test' }),
     });
     expect(posted.status).toBe(200);
-    const stored = await ctx.db.query<{ connection_id: number; body: string }>('SELECT connection_id, body FROM requests WHERE source_id = $1', [source.id]);
+    const stored = await ctx.db.query<{ connection_id: number; body: string }>(
+      'SELECT r.connection_id, b.body FROM requests r JOIN request_bodies b ON b.request_id = r.id WHERE r.source_id = $1',
+      [source.id],
+    );
     expect(stored).toEqual([{ connection_id: seeded.connections.hub, body: expect.stringContaining('jane@prospect.test') }]);
 
     const [audit] = await auditRows(ctx.db, 'createSource');

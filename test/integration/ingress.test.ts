@@ -65,7 +65,7 @@ describe('accepted POSTs', () => {
     const answer = (await res.json()) as { received: boolean; requestId: number };
     expect(answer).toEqual({ received: true, requestId: expect.any(Number) });
     const [row] = await ctx.db.query<{ body: string; path: string; source_id: number; connection_id: number }>(
-      'SELECT body, path, source_id, connection_id FROM requests WHERE id = $1',
+      'SELECT b.body, r.path, r.source_id, r.connection_id FROM requests r JOIN request_bodies b ON b.request_id = r.id AND b.created_at = r.created_at WHERE r.id = $1',
       [answer.requestId],
     );
     expect(row).toEqual({ body, path: INGRESS.acmeSmartlead, source_id: smartleadSource, connection_id: acmeHubspot });
@@ -115,7 +115,9 @@ describe('accepted POSTs', () => {
     // A waiting drain is replaced, never doubled, by the batches that follow it.
     expect(await drainsOf(acmeHubspot)).toHaveLength(1);
     // Each answer names the row holding its own body.
-    const rows = await ctx.db.query<{ id: string; body: string }>('SELECT id, body FROM requests WHERE id = ANY($1::bigint[])', [answers]);
+    const rows = await ctx.db.query<{ id: string; body: string }>('SELECT request_id AS id, body FROM request_bodies WHERE request_id = ANY($1::bigint[])', [
+      answers,
+    ]);
     const bodyOf = new Map(rows.map((r) => [Number(r.id), JSON.parse(r.body) as { n: number }]));
     answers.forEach((id, i) => expect(bodyOf.get(id)!.n).toBe(i));
   });

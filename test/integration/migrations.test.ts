@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR, readMigrations, SCHEMA_FILE, SNAPSHOT_FILE } from '../../src/db/migrations.js';
 import { diffSchemas } from '../../src/db/schema-engine.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { prepareTestHistory } from '../support/history.js';
 
 const cleanup: TestDatabase[] = [];
 let migrated: TestDatabase;
@@ -35,6 +36,8 @@ describe('schema drift', () => {
     const direct = await emptyDatabase();
     const { sql } = await diffSchemas(null, await readFile(SCHEMA_FILE, 'utf8'), direct.url);
     await direct.query(sql);
+    // Both go through the same move onto time partitions as the template.
+    await prepareTestHistory(direct.url);
     // Action
     const [fromMigrations, fromSchema] = await Promise.all([describeDatabase(migrated), describeDatabase(direct)]);
     // Assertions
@@ -94,24 +97,35 @@ describe('applyMigrations', () => {
   });
 });
 
-/** The parts of a schema that matter, in a stable order: tables and columns, indexes, constraints, enums. */
+/**
+ * The parts of a schema that matter, in a stable order: tables and columns, indexes, constraints, enums,
+ * and which partitions each partitioned table has (a partition's columns, indexes and constraints are its
+ * parent's, so they are listed once, on the parent).
+ */
 async function describeDatabase(db: TestDatabase) {
+  const notPartition = (column: string) => `${column} NOT IN (SELECT relname FROM pg_class WHERE relispartition)`;
   const tables = await db.query(
-    `SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, character_maximum_length, datetime_precision
-       FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> '_prisma_migrations'
-      ORDER BY table_name, column_name`,
+    `SELECT table_name::text, column_name::text, data_type, udt_name, is_nullable, column_default, character_maximum_length, datetime_precision
+       FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' AND ${notPartition('table_name')}
+      ORDER BY table_name::text COLLATE "C", column_name::text COLLATE "C"`,
   );
   const indexes = await db.query(
-    `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY indexname`,
+    `SELECT tablename::text, indexname::text, indexdef FROM pg_indexes
+      WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND ${notPartition('tablename')} ORDER BY indexname::text COLLATE "C"`,
   );
   const constraints = await db.query(
-    `SELECT conrelid::regclass::text AS table_name, conname, pg_get_constraintdef(oid) AS definition
+    `SELECT conrelid::regclass::text AS table_name, conname::text, pg_get_constraintdef(oid) AS definition
        FROM pg_constraint WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> '_prisma_migrations'
-      ORDER BY conname`,
+        AND ${notPartition('conrelid::regclass::text')}
+      ORDER BY conrelid::regclass::text COLLATE "C", conname::text COLLATE "C"`,
+  );
+  const partitions = await db.query(
+    `SELECT inhparent::regclass::text AS parent, inhrelid::regclass::text AS partition, pg_get_expr(c.relpartbound, c.oid) AS bounds
+       FROM pg_inherits JOIN pg_class c ON c.oid = inhrelid ORDER BY inhrelid::regclass::text COLLATE "C"`,
   );
   const enums = await db.query(
     `SELECT t.typname, string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) AS labels
        FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname ORDER BY t.typname`,
   );
-  return { tables, indexes, constraints, enums };
+  return { tables, indexes, constraints, enums, partitions };
 }

@@ -227,7 +227,8 @@ describe('seedFixture with a valid fixture', () => {
     const statuses = await db.query<{ status: string | null }>('SELECT status FROM syncs ORDER BY id');
     expect(statuses.map((s) => s.status)).toEqual(['success', 'warning', 'error', null, 'success']);
     const request = await db.prisma.request.findFirstOrThrow({ orderBy: { id: 'asc' } });
-    expect(JSON.parse(request.body)).toMatchObject({ event_type: 'EMAIL_SENT', to_email: 'jane@prospect.test' });
+    const { body } = await db.prisma.requestBody.findFirstOrThrow({ where: { requestId: request.id, createdAt: request.createdAt } });
+    expect(JSON.parse(body)).toMatchObject({ event_type: 'EMAIL_SENT', to_email: 'jane@prospect.test' });
     expect(request.path).toBe('demoSmartleadAcme01');
     const delivery = await db.prisma.delivery.findFirstOrThrow({ where: { status: 'error' } });
     expect(delivery).toMatchObject({

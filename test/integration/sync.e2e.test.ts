@@ -267,7 +267,9 @@ describe("an older release's job per event (a rolling deploy)", () => {
     const requestId = await ingest(codes.smartlead!.hubspot, body);
     await outcomeOf(requestId);
     const [again] = await ctx.db.query<{ id: string }>(
-      'INSERT INTO requests (account_id, source_id, connection_id, path, body) SELECT account_id, source_id, connection_id, path, body FROM requests WHERE id = $1 RETURNING id',
+      // An older release kept the body on the request row.
+      `INSERT INTO requests (account_id, source_id, connection_id, path, body)
+       SELECT r.account_id, r.source_id, r.connection_id, r.path, b.body FROM requests r JOIN request_bodies b ON b.request_id = r.id WHERE r.id = $1 RETURNING id`,
       [requestId],
     );
 

@@ -114,10 +114,11 @@ describe('a sync the drain sets aside for the third time', () => {
   async function syncWith(status: 'error' | 'success', error: unknown): Promise<number> {
     const requestId = requests['plain']![0]!;
     await ctx.db.query(
-      `INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, status, error, attempts, updated_at)
-       SELECT r.account_id, r.connection_id, r.source_id, r.id, 'smartlead', 'EMAIL_REPLY', 'lead4@prospect.test', $2::sync_status, $3::jsonb, 1, '2026-01-01T00:00:00Z'
+      // A sync's time is its request's, as the service writes it.
+      `INSERT INTO syncs (account_id, connection_id, source_id, request_id, platform, event_type, to_email, status, error, attempts, created_at, updated_at)
+       SELECT r.account_id, r.connection_id, r.source_id, r.id, 'smartlead', 'EMAIL_REPLY', 'lead4@prospect.test', $2::sync_status, $3::jsonb, 1, r.created_at, '2026-01-01T00:00:00Z'
          FROM requests r WHERE r.id = $1
-       ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at`,
+       ON CONFLICT (request_id, created_at) DO UPDATE SET status = EXCLUDED.status, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at`,
       [requestId, status, JSON.stringify(error)],
     );
     return requestId;

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { installJobSchema } from '../../src/db/job-schema.js';
 import { applyMigrations } from '../../src/db/migrations.js';
+import { prepareTestHistory } from '../support/history.js';
 import { makeTestCertificate, type TestCertificate } from '../support/tls.js';
 
 export const TEMPLATE_DATABASE = 'pss_template';
@@ -36,6 +37,7 @@ export default async function setup(project: TestProject) {
     });
     await applyMigrations(started.url);
     await installJobSchema(started.url);
+    await prepareTestHistory(started.url);
   } catch (error) {
     // Teardown never runs when setup fails: leave nothing behind.
     await started?.stop();

@@ -25,6 +25,7 @@ function namedVariables(error: ConfigError): string[] {
 }
 
 const DEFAULTS: Config = {
+  retention: { history: 90, body: 30, audit: 400 },
   port: 3000,
   host: '0.0.0.0',
   databaseUrl: undefined,
@@ -541,5 +542,29 @@ describe('loadConfig CRM apps (connect links, issue 30)', () => {
 
   it('decodes CONNECT_STATE_KEY like ENCRYPTION_KEY', () => {
     expect(loadConfig({ ...external, CONNECT_STATE_KEY: 'b'.repeat(64) }, CWD).connectStateKey?.equals(Buffer.alloc(32, 0xbb))).toBe(true);
+  });
+});
+
+describe('retention', () => {
+  it('takes days for history, raw bodies and the audit log', () => {
+    expect(loadConfig({ RETENTION_DAYS: '365', RAW_BODY_RETENTION_DAYS: '7', AUDIT_RETENTION_DAYS: '730' }, CWD).retention).toEqual({
+      history: 365,
+      body: 7,
+      audit: 730,
+    });
+  });
+
+  it.each([
+    [{ RETENTION_DAYS: '30' }, 'RETENTION_DAYS'],
+    [{ RAW_BODY_RETENTION_DAYS: '0' }, 'RAW_BODY_RETENTION_DAYS'],
+    [{ AUDIT_RETENTION_DAYS: 'ninety' }, 'AUDIT_RETENTION_DAYS'],
+  ])('refuses %o, shorter than an API window or not a day count', (env, variable) => {
+    expect(namedVariables(configErrorFor(env))).toEqual([variable]);
+  });
+
+  it('refuses raw bodies kept longer than their requests', () => {
+    const error = configErrorFor({ RETENTION_DAYS: '60', RAW_BODY_RETENTION_DAYS: '61' });
+
+    expect(error.problems).toEqual(['RAW_BODY_RETENTION_DAYS: must not be longer than RETENTION_DAYS (a body is kept no longer than its request)']);
   });
 });

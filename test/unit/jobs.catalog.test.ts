@@ -10,6 +10,7 @@ import { deliveriesSend } from '../../src/jobs/deliveries__send.js';
 import { relayExecutionsSend } from '../../src/jobs/relay_executions__send.js';
 import { replyRelaysSchedule } from '../../src/jobs/reply_relays__schedule.js';
 import { syncsBulkRetry } from '../../src/jobs/syncs__bulk_retry.js';
+import { HISTORY_CRON, historyMaintain } from '../../src/jobs/history__maintain.js';
 import { webhookDeliveriesSend } from '../../src/jobs/webhook_deliveries__send.js';
 import { sql } from '../../src/db/sql.js';
 
@@ -45,7 +46,7 @@ describe('the job catalog', () => {
 });
 
 describe('failures no retry changes (issue 20)', () => {
-  it('are recorded as an outcome by every task but those bounded another way (outbox loops and sync drains per item, the minute schedule)', () => {
+  it('are recorded as an outcome by every task but those bounded another way (outbox loops and sync drains per item, the minute and hour schedules)', () => {
     const tasks = [
       syncsDrain,
       deliveriesSend,
@@ -56,6 +57,7 @@ describe('failures no retry changes (issue 20)', () => {
       blocklistsFetch,
       blocklistsPush,
       syncsBulkRetry,
+      historyMaintain,
       syncsRun,
     ];
     expect(tasks.map((t) => t.identifier).sort()).toEqual(CATALOG.map((e) => e.identifier).sort());
@@ -64,7 +66,16 @@ describe('failures no retry changes (issue 20)', () => {
       'deliveries__send',
       'webhook_deliveries__send',
       'blocklists__schedule',
+      'history__maintain',
       'syncs__run',
+    ]);
+  });
+});
+
+describe('the history schedule', () => {
+  it('is a crontab item running history__maintain every hour, never backfilled', () => {
+    expect(HISTORY_CRON).toEqual([
+      { task: 'history__maintain', match: '17 * * * *', identifier: 'history-maintain', options: { backfillPeriod: 0, maxAttempts: 1 } },
     ]);
   });
 });

@@ -7,6 +7,7 @@ import { excerpt } from '../../domain/excerpt.js';
 import { storableJson } from '../../domain/storable-text.js';
 import { describeNonObject, isRecord, type ParseResult, type SequencerParser } from './event.js';
 import { sequencerDefinition } from './registry.js';
+import { BODY_GONE } from '../../domain/retention.js';
 
 export type { ParseResult, SequencerParser } from './event.js';
 
@@ -15,10 +16,11 @@ export function parserFor(platform: string): SequencerParser | undefined {
   return sequencerDefinition(platform)?.parse;
 }
 
-/** Parses a raw request body posted by `platform`. Never throws. */
-export function parseInbound(platform: string, rawBody: string): ParseResult {
+/** Parses a raw request body posted by `platform` (null: a body past its retention, which gives no event). Never throws. */
+export function parseInbound(platform: string, rawBody: string | null): ParseResult {
   const parse = parserFor(platform);
   if (!parse) return { ok: false, reason: `no parser for platform "${excerpt(String(platform), 40)}"` };
+  if (rawBody === null) return { ok: false, reason: BODY_GONE };
   if (typeof rawBody !== 'string' || rawBody.trim() === '') return { ok: false, reason: `${platform}: body is empty` };
   let body: unknown;
   try {

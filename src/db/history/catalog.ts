@@ -1,0 +1,100 @@
+import type pg from 'pg';
+import { partitionName, type Partition, type PartitionRange } from '../../domain/partitions.js';
+import { query, raw, sql, type Sql } from '../sql.js';
+import { inTransaction } from '../transaction.js';
+
+/** A partition as the catalog holds it; `detaching` when a DETACH ... CONCURRENTLY was interrupted half way. */
+export interface AttachedPartition extends Partition {
+  detaching: boolean;
+}
+
+/** How long DDL of the history job waits for a lock before giving up (and trying again next round), so it never queues the ingress behind it. */
+export const DDL_LOCK_TIMEOUT = '2s';
+
+/** Whether `table` exists and is partitioned (undefined: no such table). */
+export async function isPartitioned(client: pg.ClientBase | pg.Pool, table: string): Promise<boolean | undefined> {
+  const { rows } = await query<{ partitioned: boolean }>(
+    client,
+    sql`SELECT c.relkind = 'p' AS partitioned FROM pg_class c WHERE c.oid = to_regclass(${`public.${table}`})`,
+  );
+  return rows[0]?.partitioned;
+}
+
+/** The partitions of `table`, oldest first, with their ranges read from the catalog. */
+export async function listPartitions(client: pg.ClientBase | pg.Pool, table: string): Promise<AttachedPartition[]> {
+  const { rows } = await query<{ name: string; from: Date; to: Date; detaching: boolean }>(
+    client,
+    sql`SELECT c.relname AS name, b.bounds[1]::timestamptz AS "from", b.bounds[2]::timestamptz AS "to", i.inhdetachpending AS detaching
+          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid ${boundsOf('c')}
+         WHERE i.inhparent = to_regclass(${`public.${table}`})
+         ORDER BY 2`,
+  );
+  return rows;
+}
+
+/**
+ * `CROSS JOIN LATERAL ... b`: `b.bounds`, the `[from, to]` texts of the partition `c` (a pg_class alias)
+ * read from its bound expression (`FOR VALUES FROM ('...') TO ('...')`).
+ */
+export function boundsOf(c: string): Sql {
+  return sql`CROSS JOIN LATERAL (SELECT regexp_match(pg_get_expr(${raw(c)}.relpartbound, ${raw(c)}.oid), 'FROM \\(''([^'']+)''\\) TO \\(''([^'']+)''\\)') AS bounds) b`;
+}
+
+/**
+ * Adds the partition of `range` to `parent`: created on its own, then attached, which locks the parent
+ * only in SHARE UPDATE EXCLUSIVE mode (inserts and reads go on). One transaction: a crash leaves nothing
+ * half made.
+ */
+export async function createPartition(client: pg.ClientBase, parent: string, range: PartitionRange, name = partitionName(parent, range.from)): Promise<string> {
+  await inTransaction(
+    client,
+    async () => {
+      await client.query(`CREATE TABLE ${ident(name)} (LIKE ${ident(parent)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+      await client.query(`ALTER TABLE ${ident(parent)} ATTACH PARTITION ${ident(name)} FOR VALUES ${bounds(range)}`);
+    },
+    DDL_LOCK_TIMEOUT,
+  );
+  return name;
+}
+
+/** The `FOR VALUES` clause of a range (our own dates: spliced, as DDL takes no parameters). */
+export function bounds(range: PartitionRange): string {
+  return `FROM ('${range.from.toISOString()}') TO ('${range.to.toISOString()}')`;
+}
+
+/**
+ * Detaches `partition` from `parent` without blocking reads or writes of the parent
+ * (`DETACH PARTITION ... CONCURRENTLY`, two transactions of PostgreSQL's own; it cannot run in ours),
+ * or finishes a detach a crash interrupted (`FINALIZE`), then drops the detached table.
+ */
+export async function detachAndDrop(client: pg.ClientBase, parent: string, partition: AttachedPartition): Promise<void> {
+  await client.query(`SET lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+  try {
+    await client.query(`ALTER TABLE ${ident(parent)} DETACH PARTITION ${ident(partition.name)} ${partition.detaching ? 'FINALIZE' : 'CONCURRENTLY'}`);
+    await client.query(`DROP TABLE ${ident(partition.name)}`);
+  } finally {
+    await client.query('RESET lock_timeout');
+  }
+}
+
+/** Tables named like partitions of `parent` that no table holds as a partition: detached by a round a crash stopped before its drop. */
+export async function strayPartitions(client: pg.ClientBase, parent: string): Promise<string[]> {
+  const { rows } = await query<{ name: string }>(
+    client,
+    sql`SELECT c.relname AS name FROM pg_class c
+         WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname ~ ${`^${parent}_p[0-9]{8}$`}
+           AND NOT c.relispartition`,
+  );
+  return rows.map((r) => r.name);
+}
+
+/** A quoted identifier of ours (table and index names the code builds). */
+export function ident(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an identifier of ours: ${name}`);
+  return `"${name}"`;
+}
+
+/** `ident` as a SQL fragment. */
+export function identSql(name: string): Sql {
+  return raw(ident(name));
+}

@@ -1,0 +1,213 @@
+import pg from 'pg';
+import { CREATE_AHEAD_DAYS, expiredPartitions, missingRanges } from '../../domain/partitions.js';
+import { query, rows, sql } from '../sql.js';
+import { inTransaction } from '../transaction.js';
+import { createPartition, detachAndDrop, ident, identSql, isPartitioned, listPartitions, strayPartitions } from './catalog.js';
+import { convertTable, type ConversionResult } from './convert.js';
+import { HISTORY_TABLES, type HistoryTable, type RetentionClass } from './tables.js';
+
+/** How long each kind of history is kept, in days (RETENTION_DAYS, RAW_BODY_RETENTION_DAYS, AUDIT_RETENTION_DAYS). */
+export type RetentionDays = Record<RetentionClass, number>;
+
+export interface RoundOptions {
+  retention: RetentionDays;
+  now?: Date;
+  /** Rows a conversion copies per transaction. */
+  batchSize?: number;
+  /** Batches a conversion copies in this round (the next round goes on); unlimited when absent. */
+  maxBatches?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** A partition past retention kept for now, and why. */
+interface Hold {
+  partition: string;
+  table: string;
+  reason: string;
+}
+
+export interface RoundReport {
+  /** Tables moved onto partitions this round, or still being copied. */
+  conversions: Record<string, ConversionResult>;
+  created: string[];
+  dropped: string[];
+  held: Hold[];
+  /** Tables whose upkeep failed this round (a lock not granted in time, most often), with why: the next round tries again. */
+  failures: string[];
+  /** Set when another process held the round's lock: this one did nothing. */
+  skipped?: true;
+}
+
+/** One round at a time across every process of the service (any constant shared by them). */
+const ROUND_LOCK_KEY = 7_302_114_531;
+const DAY_MS = 86_400_000;
+
+/**
+ * One round of history upkeep (issue 31), run by `history__maintain` every hour and once before a
+ * process serves: tables not yet partitioned are converted (src/db/history/convert.ts), each table gets
+ * its partitions {@link CREATE_AHEAD_DAYS} ahead, and partitions wholly past their retention are detached
+ * concurrently and dropped, unless unfinished work still needs their rows: those are kept and the reason
+ * recorded (`history_holds`, which /health/ready reports). No row is ever deleted from a history table.
+ * Interrupted anywhere (a crash), the next round finishes what this one began.
+ */
+export async function maintainHistory(pool: pg.Pool, options: RoundOptions): Promise<RoundReport> {
+  const client = await pool.connect();
+  try {
+    const { rows: locked } = await query<{ locked: boolean }>(client, sql`SELECT pg_try_advisory_lock(${ROUND_LOCK_KEY}) AS locked`);
+    if (!locked[0]?.locked) return { conversions: {}, created: [], dropped: [], held: [], failures: [], skipped: true };
+    try {
+      return await round(client, options);
+    } finally {
+      await query(client, sql`SELECT pg_advisory_unlock(${ROUND_LOCK_KEY})`);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The round a process runs before it serves (main.ts, the test template): a fresh database's tables are
+ * partitioned at once; a large one's copy gets {@link BOOT_BATCHES} batches here and goes on in the
+ * worker's rounds while the service runs.
+ */
+export async function prepareHistory(databaseUrl: string, options: RoundOptions): Promise<RoundReport> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, application_name: 'pipeline-sync-history' });
+  try {
+    return await maintainHistory(pool, { maxBatches: BOOT_BATCHES, ...options });
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Copy batches (of 10,000 rows) a start spends on a conversion before serving: a few seconds. */
+const BOOT_BATCHES = 20;
+
+async function round(client: pg.PoolClient, options: RoundOptions): Promise<RoundReport> {
+  const now = options.now ?? new Date();
+  const log = options.log ?? (() => {});
+  const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], failures: [] };
+  for (const table of HISTORY_TABLES) {
+    try {
+      await upkeep(client, table, now, options, report);
+    } catch (error) {
+      report.failures.push(`${table.name}: ${(error as Error).message}`);
+      log("history: a table's upkeep failed; the next round tries again", { table: table.name, error: (error as Error).message });
+    }
+  }
+  await recordHolds(client, report.held);
+  for (const hold of report.held) log('history: partition past retention kept', { ...hold });
+  if (report.created.length || report.dropped.length) log('history: partitions changed', { created: report.created, dropped: report.dropped });
+  return report;
+}
+
+/** One table's part of a round: its conversion while it is not partitioned, then its partitions ahead and past retention. */
+async function upkeep(client: pg.PoolClient, table: HistoryTable, now: Date, options: RoundOptions, report: RoundReport): Promise<void> {
+  const log = options.log ?? (() => {});
+  if (!(await isPartitioned(client, table.name))) {
+    const result = await convertTable(client, table, {
+      batchSize: options.batchSize ?? 10_000,
+      bodyHorizon: new Date(now.getTime() - options.retention.body * DAY_MS),
+      now,
+      ...(options.maxBatches !== undefined ? { maxBatches: options.maxBatches } : {}),
+      onProgress: (progress) => log('history: copying a table onto partitions', progress),
+    });
+    report.conversions[table.name] = result;
+    if (result !== 'converted') return;
+    log('history: table moved onto partitions', { table: table.name });
+  }
+  await finishInterruptedDetaches(client, table, report);
+  const retentionDays = options.retention[table.retention];
+  await createAhead(client, table, new Date(now.getTime() - retentionDays * DAY_MS), now, retentionDays, report);
+  await dropExpired(client, table, now, retentionDays, report);
+}
+
+/** A detach a crash interrupted (pending in the catalog) is finished and its table dropped; a detached table left undropped is dropped. */
+async function finishInterruptedDetaches(client: pg.PoolClient, table: HistoryTable, report: RoundReport): Promise<void> {
+  for (const partition of await listPartitions(client, table.name)) {
+    if (!partition.detaching) continue;
+    await detachAndDrop(client, table.name, partition);
+    report.dropped.push(partition.name);
+  }
+  for (const stray of await strayPartitions(client, table.name)) {
+    await client.query(`DROP TABLE ${ident(stray)}`);
+    report.dropped.push(stray);
+  }
+}
+
+/**
+ * Every partition from `from` to {@link CREATE_AHEAD_DAYS} ahead: spans of the table's own size within
+ * its retention, whole months before (rows written with an older time: a seed, generated history).
+ */
+async function createAhead(client: pg.PoolClient, table: HistoryTable, from: Date, now: Date, retentionDays: number, report: RoundReport): Promise<void> {
+  const existing = await listPartitions(client, table.name);
+  const horizon = new Date(now.getTime() - retentionDays * DAY_MS);
+  const older = from < horizon ? missingRanges('month', existing, from, horizon) : [];
+  const ranges = [
+    ...older,
+    ...missingRanges(table.span, [...existing, ...older], from < horizon ? horizon : from, new Date(now.getTime() + CREATE_AHEAD_DAYS * DAY_MS)),
+  ];
+  for (const range of ranges) report.created.push(await createPartition(client, table.name, range));
+}
+
+/**
+ * Partitions for rows written with times from `from` on, in every history table (partitioned already):
+ * for a seed or a generator that writes past times. Holds the round's lock, so no round drops them
+ * meanwhile; they go with the next round once past retention.
+ */
+export async function ensureHistoryPartitions(pool: pg.Pool, from: Date, retention: RetentionDays, now = new Date()): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    await query(client, sql`SELECT pg_advisory_lock(${ROUND_LOCK_KEY})`);
+    try {
+      const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], failures: [] };
+      for (const table of HISTORY_TABLES) {
+        if (await isPartitioned(client, table.name)) await createAhead(client, table, from, now, retention[table.retention], report);
+      }
+      return report.created;
+    } finally {
+      await query(client, sql`SELECT pg_advisory_unlock(${ROUND_LOCK_KEY})`);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+async function dropExpired(client: pg.PoolClient, table: HistoryTable, now: Date, retentionDays: number, report: RoundReport): Promise<void> {
+  for (const partition of expiredPartitions(await listPartitions(client, table.name), now, retentionDays)) {
+    const reason = await unfinishedWork(client, table, partition.name);
+    if (reason) {
+      report.held.push({ partition: partition.name, table: table.name, reason });
+      continue;
+    }
+    try {
+      await detachAndDrop(client, table.name, partition);
+      report.dropped.push(partition.name);
+    } catch (error) {
+      // A lock not granted within DDL_LOCK_TIMEOUT (a long transaction reading the table): the detach, if
+      // begun, is left pending and the next round finishes it; the other partitions and tables go on.
+      report.held.push({ partition: partition.name, table: table.name, reason: `past its retention, not dropped this round: ${(error as Error).message}` });
+    }
+  }
+}
+
+/** Why the partition's rows are still needed, or undefined when nothing waits on them. */
+async function unfinishedWork(client: pg.PoolClient, table: HistoryTable, partition: string): Promise<string | undefined> {
+  if (!table.unfinished) return undefined;
+  const { rows: work } = await query<{ what: string; n: number }>(client, table.unfinished(identSql(partition)));
+  const waiting = work.filter((w) => w.n > 0);
+  if (!waiting.length) return undefined;
+  return `past its retention but kept: ${waiting.map((w) => `${w.n} ${w.what}`).join(', ')}; dropped by the first round after that work is done`;
+}
+
+/** The holds of this round replace the last round's (a small table of its own, not history). */
+async function recordHolds(client: pg.PoolClient, held: Hold[]): Promise<void> {
+  const input = rows(
+    'h',
+    { partition: 'text', tableName: 'text', reason: 'text' },
+    held.map((h) => ({ partition: h.partition, tableName: h.table, reason: h.reason })),
+  );
+  await inTransaction(client, async () => {
+    await client.query('DELETE FROM history_holds');
+    await query(client, sql`INSERT INTO history_holds (partition, table_name, reason) SELECT partition, table_name, reason FROM ${input}`);
+  });
+}
