@@ -96,7 +96,8 @@ async function round(client: pg.PoolClient, options: RoundOptions): Promise<Roun
   }
   await recordHolds(client, report.held);
   for (const hold of report.held) log('history: partition past retention kept', { ...hold });
-  if (report.created.length || report.dropped.length) log('history: partitions changed', { created: report.created, dropped: report.dropped });
+  // Created partitions are routine (hundreds on a fresh database): counted; a dropped one is named.
+  if (report.created.length || report.dropped.length) log('history: partitions changed', { created: report.created.length, dropped: report.dropped });
   return report;
 }
 
@@ -109,7 +110,9 @@ async function upkeep(client: pg.PoolClient, table: HistoryTable, now: Date, opt
       bodyHorizon: new Date(now.getTime() - options.retention.body * DAY_MS),
       now,
       ...(options.maxBatches !== undefined ? { maxBatches: options.maxBatches } : {}),
-      onProgress: (progress) => log('history: copying a table onto partitions', progress),
+      onProgress: (progress) => {
+        if (progress.copyUntil !== '0') log('history: copying a table onto partitions', progress);
+      },
     });
     report.conversions[table.name] = result;
     if (result !== 'converted') return;
