@@ -71,10 +71,27 @@ export async function detachAndDrop(client: pg.ClientBase, parent: string, parti
   await client.query(`SET lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
   try {
     await client.query(`ALTER TABLE ${ident(parent)} DETACH PARTITION ${ident(partition.name)} ${partition.detaching ? 'FINALIZE' : 'CONCURRENTLY'}`);
-    await client.query(`DROP TABLE ${ident(partition.name)}`);
   } finally {
     await client.query('RESET lock_timeout');
   }
+  await dropStandalone(client, partition.name);
+}
+
+/**
+ * Drops a table no one reads any more (a detached partition, a table a conversion replaced): its foreign
+ * keys first, each in a transaction of its own, then the table. `DROP TABLE` alone would lock every table
+ * its foreign keys name, one after another, while the ingress holds one and waits for the next: a deadlock.
+ * One at a time, nothing the ingress needs is held while waiting for another.
+ */
+export async function dropStandalone(client: pg.ClientBase, table: string): Promise<void> {
+  const { rows } = await query<{ name: string }>(
+    client,
+    sql`SELECT conname AS name FROM pg_constraint WHERE contype = 'f' AND conrelid = to_regclass(${`public.${table}`}) ORDER BY conname`,
+  );
+  for (const fk of rows) {
+    await inTransaction(client, () => client.query(`ALTER TABLE ${ident(table)} DROP CONSTRAINT ${ident(fk.name)}`), DDL_LOCK_TIMEOUT);
+  }
+  await inTransaction(client, () => client.query(`DROP TABLE IF EXISTS ${ident(table)}`), DDL_LOCK_TIMEOUT);
 }
 
 /** Tables named like partitions of `parent` that no table holds as a partition: detached by a round a crash stopped before its drop. */

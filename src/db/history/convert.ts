@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { conversionRanges, CREATE_AHEAD_DAYS, missingRanges, partitionName } from '../../domain/partitions.js';
 import { query, raw, sql } from '../sql.js';
 import { inTransaction } from '../transaction.js';
-import { bounds, DDL_LOCK_TIMEOUT, ident, isPartitioned, listPartitions } from './catalog.js';
+import { bounds, DDL_LOCK_TIMEOUT, dropStandalone, ident, isPartitioned, listPartitions } from './catalog.js';
 import { HISTORY_TABLE_NAMES, type HistoryTable } from './tables.js';
 
 export interface ConversionOptions {
@@ -54,6 +54,7 @@ export async function convertTable(client: pg.ClientBase, table: HistoryTable, o
 const shadowOf = (table: string) => `${table}__partitioned`;
 const mirrorOf = (table: string) => `${table}__mirror`;
 const shadowPkeyOf = (table: string) => `${table}__p_pkey`;
+const replacedOf = (table: string) => `${table}__unpartitioned`;
 const shadowIndexOf = (table: string, i: number) => `${table}__p${i}`;
 
 async function progressOf(client: pg.ClientBase, table: string): Promise<{ copiedThrough: string; copyUntil: string } | undefined> {
@@ -200,13 +201,16 @@ async function addOlderPartitions(client: pg.ClientBase, table: HistoryTable): P
 }
 
 /**
- * The twin takes the table's place in one transaction: the table is locked (briefly: nothing is copied
- * here), its trigger and the table go, and the twin takes the table's name, its primary key's and
- * indexes' names and the ownership of its id sequence.
+ * The twin takes the table's place in one transaction holding the table's lock alone (for milliseconds:
+ * nothing is copied here): the trigger goes, the table steps aside under another name, and the twin takes
+ * its name, its primary key's and indexes' names and its id sequence. The old table is dropped after, on
+ * its own ({@link dropReplaced}): dropping it here would also lock the tables its foreign keys name, which
+ * the ingress reads before it writes this one, a deadlock.
  */
 async function swap(client: pg.ClientBase, table: HistoryTable): Promise<void> {
   const name = table.name;
   const shadow = shadowOf(name);
+  const replaced = replacedOf(name);
   await inTransaction(
     client,
     async () => {
@@ -215,8 +219,11 @@ async function swap(client: pg.ClientBase, table: HistoryTable): Promise<void> {
       const { rows } = await query<{ sequence: string | null }>(client, sql`SELECT pg_get_serial_sequence(${name}, ${table.key}) AS sequence`);
       const sequence = rows[0]?.sequence;
       if (sequence) await client.query(`ALTER SEQUENCE ${sequence} OWNED BY ${ident(shadow)}.${ident(table.key)}`);
-      await client.query(`DROP TABLE ${ident(name)}`);
+      await client.query(`DROP TRIGGER ${ident(mirrorOf(name))} ON ${ident(name)}`);
       await client.query(`DROP FUNCTION ${ident(mirrorOf(name))}()`);
+      await client.query(`ALTER TABLE ${ident(name)} RENAME TO ${ident(replaced)}`);
+      await client.query(`ALTER TABLE ${ident(replaced)} RENAME CONSTRAINT ${ident(`${name}_pkey`)} TO ${ident(`${replaced}_pkey`)}`);
+      for (const [i, index] of indexes.entries()) await client.query(`ALTER INDEX ${ident(index.name)} RENAME TO ${ident(`${name}__u${i}`)}`);
       await client.query(`ALTER TABLE ${ident(shadow)} RENAME TO ${ident(name)}`);
       await client.query(`ALTER TABLE ${ident(name)} RENAME CONSTRAINT ${ident(shadowPkeyOf(name))} TO ${ident(`${name}_pkey`)}`);
       for (const [i, index] of indexes.entries()) await client.query(`ALTER INDEX ${ident(shadowIndexOf(name, i))} RENAME TO ${ident(index.name)}`);
@@ -224,6 +231,15 @@ async function swap(client: pg.ClientBase, table: HistoryTable): Promise<void> {
     },
     DDL_LOCK_TIMEOUT,
   );
+  await dropReplaced(client, table);
+}
+
+/**
+ * Drops the table a conversion replaced, if one is left (its drop waited too long for the locks of the
+ * tables its foreign keys name, or a crash came first).
+ */
+export async function dropReplaced(client: pg.ClientBase, table: HistoryTable): Promise<void> {
+  if ((await isPartitioned(client, replacedOf(table.name))) !== undefined) await dropStandalone(client, replacedOf(table.name));
 }
 
 interface IndexDefinition {

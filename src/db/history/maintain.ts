@@ -2,8 +2,8 @@ import pg from 'pg';
 import { CREATE_AHEAD_DAYS, expiredPartitions, missingRanges } from '../../domain/partitions.js';
 import { query, rows, sql } from '../sql.js';
 import { inTransaction } from '../transaction.js';
-import { createPartition, detachAndDrop, ident, identSql, isPartitioned, listPartitions, strayPartitions } from './catalog.js';
-import { convertTable, type ConversionResult } from './convert.js';
+import { createPartition, detachAndDrop, dropStandalone, identSql, isPartitioned, listPartitions, strayPartitions } from './catalog.js';
+import { convertTable, dropReplaced, type ConversionResult } from './convert.js';
 import { HISTORY_TABLES, type HistoryTable, type RetentionClass } from './tables.js';
 
 /** How long each kind of history is kept, in days (RETENTION_DAYS, RAW_BODY_RETENTION_DAYS, AUDIT_RETENTION_DAYS). */
@@ -118,6 +118,7 @@ async function upkeep(client: pg.PoolClient, table: HistoryTable, now: Date, opt
     if (result !== 'converted') return;
     log('history: table moved onto partitions', { table: table.name });
   }
+  await dropReplaced(client, table);
   await finishInterruptedDetaches(client, table, report);
   const retentionDays = options.retention[table.retention];
   await createAhead(client, table, new Date(now.getTime() - retentionDays * DAY_MS), now, retentionDays, report);
@@ -132,7 +133,7 @@ async function finishInterruptedDetaches(client: pg.PoolClient, table: HistoryTa
     report.dropped.push(partition.name);
   }
   for (const stray of await strayPartitions(client, table.name)) {
-    await client.query(`DROP TABLE ${ident(stray)}`);
+    await dropStandalone(client, stray);
     report.dropped.push(stray);
   }
 }
