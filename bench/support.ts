@@ -9,9 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { makeApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { DEFAULT_RETENTION, loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { applyMigrations } from '../src/db/migrations.js';
+import { prepareHistory } from '../src/db/history/maintain.js';
 import { createPrisma, type PrismaOptions } from '../src/db/prisma.js';
 import { RateLimitStore } from '../src/db/rate-limit-store.js';
 import { createLogger } from '../src/logger.js';
@@ -83,6 +84,8 @@ export async function throwawayDatabase(settings: Record<string, string> = {}): 
   const db = await startEmbeddedPostgres({ dataDir, settings });
   cleanups.push(() => db.stop());
   await applyMigrations(db.url);
+  // As a process does before it serves: the history tables on their time partitions (issue 31).
+  await prepareHistory(db.url, { retention: DEFAULT_RETENTION });
   return db;
 }
 
