@@ -24,14 +24,25 @@ export interface HistoryTable {
   unfinished?: (partition: Sql) => Sql;
 }
 
+/**
+ * Rows of the queue `queue` (its column `column`, indexed) that name a row of `partition` (its column
+ * `key`, indexed), counted without scanning the partition: the queue is narrowed to the partition's key
+ * range (its index's two ends), then each remaining row probes the partition's index. A month's partition
+ * holds millions of rows; the rows still queued for it are few.
+ */
+const queuedFor = (partition: Sql, key: string, queue: Sql, column: string, also: Sql = sql`TRUE`): Sql => sql`
+  (SELECT count(*)::int FROM (SELECT min(${raw(key)}) AS lo, max(${raw(key)}) AS hi FROM ${partition}) b, ${queue} q
+    WHERE q.${raw(column)} BETWEEN b.lo AND b.hi AND ${also}
+      AND EXISTS (SELECT 1 FROM ${partition} r WHERE r.${raw(key)} = q.${raw(column)}))`;
+
 /** The work a request's rows (itself, its body) are still needed for: a sync to run, a forwarding attempt, a reply relay's email. */
-const requestWork = (partition: Sql, column: string): Sql => sql`
-  SELECT 'syncs waiting to run' AS what, count(*)::int AS n FROM pending_syncs p JOIN ${partition} r ON r.${raw(column)} = p.request_id
+const requestWork = (partition: Sql, key: string): Sql => sql`
+  SELECT 'syncs waiting to run' AS what, ${queuedFor(partition, key, sql`pending_syncs`, 'request_id')} AS n
   UNION ALL
-  SELECT 'forwarding attempts waiting', count(*)::int FROM pending_deliveries p JOIN ${partition} r ON r.${raw(column)} = p.request_id
+  SELECT 'forwarding attempts waiting', ${queuedFor(partition, key, sql`pending_deliveries`, 'request_id')}
   UNION ALL
-  SELECT 'reply relay emails not sent yet', count(*)::int FROM relay_executions e JOIN ${partition} r ON r.${raw(column)} = e.request_id
-   WHERE e.status = 'scheduled' OR e.next_attempt_at IS NOT NULL`;
+  SELECT 'reply relay emails not sent yet',
+         ${queuedFor(partition, key, sql`relay_executions`, 'request_id', sql`(q.status = 'scheduled' OR q.next_attempt_at IS NOT NULL)`)}`;
 
 /** Every history table, in the order conversions run. */
 export const HISTORY_TABLES: readonly HistoryTable[] = [
@@ -44,15 +55,14 @@ export const HISTORY_TABLES: readonly HistoryTable[] = [
     span: 'month',
     retention: 'history',
     key: 'id',
-    unfinished: (p) => sql`SELECT 'syncs waiting to run' AS what, count(*)::int AS n FROM pending_syncs w JOIN ${p} s ON s.request_id = w.request_id`,
+    unfinished: (p) => sql`SELECT 'syncs waiting to run' AS what, ${queuedFor(p, 'request_id', sql`pending_syncs`, 'request_id')} AS n`,
   },
   {
     name: 'deliveries',
     span: 'month',
     retention: 'history',
     key: 'id',
-    unfinished: (p) =>
-      sql`SELECT 'replays waiting to be sent' AS what, count(*)::int AS n FROM pending_deliveries w JOIN ${p} d ON d.id = w.replay_of_delivery_id`,
+    unfinished: (p) => sql`SELECT 'replays waiting to be sent' AS what, ${queuedFor(p, 'id', sql`pending_deliveries`, 'replay_of_delivery_id')} AS n`,
   },
   {
     name: 'platform_events',
