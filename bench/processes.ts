@@ -64,12 +64,13 @@ export function startChild(name: string, args: string[], env: Record<string, str
 
 /**
  * `src/main.ts api` in its own process on a free loopback port, as production runs the API: the
- * benches' ingress and REST under test. `env` adds to (or overrides) the service's settings.
+ * benches' ingress and REST under test. `env` adds to (or overrides) the service's settings; `name`
+ * labels its log lines (default `api`).
  */
 export async function startApiChild(
   databaseUrl: string,
   encryptionKey: Buffer,
-  options: { env?: Record<string, string>; profile?: string | undefined } = {},
+  options: { env?: Record<string, string>; profile?: string | undefined; name?: string } = {},
 ): Promise<{ api: Child; port: number }> {
   const port = await freePort();
   const env = {
@@ -81,7 +82,7 @@ export async function startApiChild(
     LOG_LEVEL: 'warn',
     ...options.env,
   };
-  return { api: startChild('api', ['src/main.ts', 'api'], env, options.profile ? { profile: options.profile } : {}), port };
+  return { api: startChild(options.name ?? 'api', ['src/main.ts', 'api'], env, options.profile ? { profile: options.profile } : {}), port };
 }
 
 /** Sends one command line (JSON) to a role reading stdin and reads its one-line JSON answer. */
