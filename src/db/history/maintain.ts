@@ -2,7 +2,7 @@ import pg from 'pg';
 import { CREATE_AHEAD_DAYS, expiredPartitions, missingRanges } from '../../domain/partitions.js';
 import { query, rows, sql } from '../sql.js';
 import { inTransaction } from '../transaction.js';
-import { createPartition, detachAndDrop, dropStandalone, identSql, isPartitioned, listPartitions, strayPartitions } from './catalog.js';
+import { createPartition, detachAndDrop, dropStandalone, identSql, isPartitioned, listPartitions, strayPartitions, type AttachedPartition } from './catalog.js';
 import { convertTable, dropReplaced, type ConversionResult } from './convert.js';
 import { HISTORY_TABLES, type HistoryTable, type RetentionClass } from './tables.js';
 
@@ -55,9 +55,14 @@ export async function maintainHistory(pool: pg.Pool, options: RoundOptions): Pro
   try {
     const { rows: locked } = await query<{ locked: boolean }>(client, sql`SELECT pg_try_advisory_lock(${ROUND_LOCK_KEY}) AS locked`);
     if (!locked[0]?.locked) return { conversions: {}, created: [], dropped: [], held: [], failures: [], skipped: true };
+    // The round's commits do not wait for the disk: one lost in a crash is redone by the next round
+    // (every step is idempotent), a later flushed commit carries it anyway (the WAL is one sequence), and
+    // PostgreSQL flushes a transaction that drops files before unlinking them whatever this says.
+    await client.query('SET synchronous_commit = off');
     try {
       return await round(client, options);
     } finally {
+      await client.query('RESET synchronous_commit');
       await query(client, sql`SELECT pg_advisory_unlock(${ROUND_LOCK_KEY})`);
     }
   } finally {
@@ -119,15 +124,24 @@ async function upkeep(client: pg.PoolClient, table: HistoryTable, now: Date, opt
     log('history: table moved onto partitions', { table: table.name });
   }
   await dropReplaced(client, table);
-  await finishInterruptedDetaches(client, table, report);
+  // The catalog is read once per table and round: a daily table holds hundreds of partitions.
+  const attached = await finishInterruptedDetaches(client, table, await listPartitions(client, table.name), report);
   const retentionDays = options.retention[table.retention];
-  await createAhead(client, table, new Date(now.getTime() - retentionDays * DAY_MS), now, retentionDays, report);
-  await dropExpired(client, table, now, retentionDays, report);
+  const created = await createAhead(client, table, attached, new Date(now.getTime() - retentionDays * DAY_MS), now, retentionDays, report);
+  await dropExpired(client, table, [...attached, ...created], now, retentionDays, report);
 }
 
-/** A detach a crash interrupted (pending in the catalog) is finished and its table dropped; a detached table left undropped is dropped. */
-async function finishInterruptedDetaches(client: pg.PoolClient, table: HistoryTable, report: RoundReport): Promise<void> {
-  for (const partition of await listPartitions(client, table.name)) {
+/**
+ * A detach a crash interrupted (pending in the catalog) is finished and its table dropped; a detached
+ * table left undropped is dropped. Answers the partitions still attached.
+ */
+async function finishInterruptedDetaches(
+  client: pg.PoolClient,
+  table: HistoryTable,
+  partitions: AttachedPartition[],
+  report: RoundReport,
+): Promise<AttachedPartition[]> {
+  for (const partition of partitions) {
     if (!partition.detaching) continue;
     await detachAndDrop(client, table.name, partition);
     report.dropped.push(partition.name);
@@ -136,21 +150,36 @@ async function finishInterruptedDetaches(client: pg.PoolClient, table: HistoryTa
     await dropStandalone(client, stray);
     report.dropped.push(stray);
   }
+  return partitions.filter((p) => !p.detaching);
 }
 
 /**
  * Every partition from `from` to {@link CREATE_AHEAD_DAYS} ahead: spans of the table's own size within
  * its retention, whole months before (rows written with an older time: a seed, generated history).
+ * Answers the partitions it created.
  */
-async function createAhead(client: pg.PoolClient, table: HistoryTable, from: Date, now: Date, retentionDays: number, report: RoundReport): Promise<void> {
-  const existing = await listPartitions(client, table.name);
+async function createAhead(
+  client: pg.PoolClient,
+  table: HistoryTable,
+  existing: readonly AttachedPartition[],
+  from: Date,
+  now: Date,
+  retentionDays: number,
+  report: RoundReport,
+): Promise<AttachedPartition[]> {
   const horizon = new Date(now.getTime() - retentionDays * DAY_MS);
   const older = from < horizon ? missingRanges('month', existing, from, horizon) : [];
   const ranges = [
     ...older,
     ...missingRanges(table.span, [...existing, ...older], from < horizon ? horizon : from, new Date(now.getTime() + CREATE_AHEAD_DAYS * DAY_MS)),
   ];
-  for (const range of ranges) report.created.push(await createPartition(client, table.name, range));
+  const created: AttachedPartition[] = [];
+  for (const range of ranges) {
+    const name = await createPartition(client, table.name, range);
+    created.push({ ...range, name, detaching: false });
+    report.created.push(name);
+  }
+  return created;
 }
 
 /**
@@ -165,7 +194,9 @@ export async function ensureHistoryPartitions(pool: pg.Pool, from: Date, retenti
     try {
       const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], failures: [] };
       for (const table of HISTORY_TABLES) {
-        if (await isPartitioned(client, table.name)) await createAhead(client, table, from, now, retention[table.retention], report);
+        if (await isPartitioned(client, table.name)) {
+          await createAhead(client, table, await listPartitions(client, table.name), from, now, retention[table.retention], report);
+        }
       }
       return report.created;
     } finally {
@@ -176,21 +207,33 @@ export async function ensureHistoryPartitions(pool: pg.Pool, from: Date, retenti
   }
 }
 
-async function dropExpired(client: pg.PoolClient, table: HistoryTable, now: Date, retentionDays: number, report: RoundReport): Promise<void> {
-  for (const partition of expiredPartitions(await listPartitions(client, table.name), now, retentionDays)) {
-    const reason = await unfinishedWork(client, table, partition.name);
-    if (reason) {
-      report.held.push({ partition: partition.name, table: table.name, reason });
-      continue;
-    }
-    try {
-      await detachAndDrop(client, table.name, partition);
-      report.dropped.push(partition.name);
-    } catch (error) {
-      // A lock not granted within DDL_LOCK_TIMEOUT (a long transaction reading the table): the detach, if
-      // begun, is left pending and the next round finishes it; the other partitions and tables go on.
-      report.held.push({ partition: partition.name, table: table.name, reason: `past its retention, not dropped this round: ${(error as Error).message}` });
-    }
+async function dropExpired(
+  client: pg.PoolClient,
+  table: HistoryTable,
+  partitions: readonly AttachedPartition[],
+  now: Date,
+  retentionDays: number,
+  report: RoundReport,
+): Promise<void> {
+  for (const partition of expiredPartitions(partitions, now, retentionDays)) {
+    await dropOne(client, table, partition, report);
+  }
+}
+
+/** `partition`'s drop, unless unfinished work still needs it or its lock is not granted in time: then a hold says why. */
+async function dropOne(client: pg.PoolClient, table: HistoryTable, partition: AttachedPartition, report: RoundReport): Promise<void> {
+  const reason = await unfinishedWork(client, table, partition.name);
+  if (reason) {
+    report.held.push({ partition: partition.name, table: table.name, reason });
+    return;
+  }
+  try {
+    await detachAndDrop(client, table.name, partition);
+    report.dropped.push(partition.name);
+  } catch (error) {
+    // A lock not granted within DDL_LOCK_TIMEOUT (a long transaction reading the table): the detach, if
+    // begun, is left pending and the next round finishes it; the other partitions and tables go on.
+    report.held.push({ partition: partition.name, table: table.name, reason: `past its retention, not dropped this round: ${(error as Error).message}` });
   }
 }
 
