@@ -24,6 +24,7 @@ export const SANDBOX_CREDENTIALS = {
     clientId: 'sandbox-salesforce-client',
     clientSecret: 'sandbox-salesforce-secret',
   },
+  close: { apiKey: 'sandbox-close-api-key', clientId: 'sandbox-close-client', clientSecret: 'sandbox-close-secret' },
   smartlead: 'sandbox-smartlead-key',
   instantly: 'sandbox-instantly-key',
 } as const;
@@ -35,6 +36,8 @@ export function sandboxApp(kind: CrmKind): { clientId: string; clientSecret: str
       return { clientId: SANDBOX_CREDENTIALS.hubspot[0].clientId, clientSecret: SANDBOX_CREDENTIALS.hubspot[0].clientSecret };
     case 'SALESFORCE':
       return { clientId: SANDBOX_CREDENTIALS.salesforce.clientId, clientSecret: SANDBOX_CREDENTIALS.salesforce.clientSecret };
+    case 'CLOSE':
+      return { clientId: SANDBOX_CREDENTIALS.close.clientId, clientSecret: SANDBOX_CREDENTIALS.close.clientSecret };
     default:
       return unreachable(kind);
   }
@@ -42,7 +45,7 @@ export function sandboxApp(kind: CrmKind): { clientId: string; clientSecret: str
 
 /**
  * The sales reps who send the demo's and the samples' emails: the sandbox CRMs know each as a user
- * (HubSpot owner, Salesforce User), so a source that assigns the contact owner finds one.
+ * (HubSpot owner, Salesforce User, Close user), so a source that assigns the contact owner finds one.
  */
 export const SANDBOX_REPS: ReadonlyArray<{ email: string; firstName: string; lastName: string }> = [
   { email: 'tom@northwind.test', firstName: 'Tom', lastName: 'North' },
@@ -101,6 +104,8 @@ function crmCredentials(connection: Json, sandboxUrl: string): Json {
       return { credentials: SANDBOX_CREDENTIALS.hubspot[0] };
     case 'SALESFORCE':
       return { credentials: { instanceUrl: `${sandboxUrl}/salesforce-instance`, ...SANDBOX_CREDENTIALS.salesforce } };
+    case 'CLOSE':
+      return { credentials: { apiKey: SANDBOX_CREDENTIALS.close.apiKey } };
     default:
       return unreachable(kind);
   }

@@ -14,9 +14,9 @@ const HANG_MS = 120_000;
 /** Where the sandbox is served: every system's path is below it. */
 const MOUNT = '/sandbox';
 
-/** Which page control a system answers to: Salesforce's login and instance fail together. */
+/** Which page control a system answers to: Salesforce's login and instance fail together, as do Close's API and app host. */
 function faultGroup(system: SandboxSystem): string {
-  return system.startsWith('salesforce') ? 'salesforce' : system;
+  return system.startsWith('salesforce') ? 'salesforce' : system === 'close-app' ? 'close' : system;
 }
 
 /**

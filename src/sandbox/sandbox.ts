@@ -4,7 +4,16 @@ import { SandboxJournal, type JournalEntry, type NewEntry } from './journal.js';
 import { startSandboxSystems, systemUrl, type SandboxSystem, type SandboxSystems } from './systems.js';
 
 /** The systems whose state is built from what they received (the receivers and the inbox only record). */
-const STATEFUL: readonly SandboxSystem[] = ['hubspot', 'hubspot-app', 'salesforce-login', 'salesforce-instance', 'smartlead', 'instantly'];
+const STATEFUL: readonly SandboxSystem[] = [
+  'hubspot',
+  'hubspot-app',
+  'salesforce-login',
+  'salesforce-instance',
+  'close',
+  'close-app',
+  'smartlead',
+  'instantly',
+];
 
 /** An answer of a sandbox system, as the router relays it. */
 interface SystemAnswer {

@@ -15,6 +15,9 @@ export const SANDBOX_SYSTEMS = [
   row('salesforce-login', 'SALESFORCE_LOGIN_URL', (s) => s.salesforce.loginUrl),
   // Named by the connection's credentials (src/sandbox/demo.ts) and by the token endpoint's answer.
   row('salesforce-instance', null, (s) => s.salesforce.instanceUrl),
+  // Close's API and its app host, where a connect link sends the customer to consent (one emulator serves both).
+  row('close', 'CLOSE_BASE_URL', (s) => s.closeCrm.url),
+  row('close-app', 'CLOSE_APP_URL', (s) => s.closeCrm.url),
   // One emulator answers both sequencers' block list APIs.
   row('smartlead', 'SMARTLEAD_BASE_URL', (s) => s.sequencers.url),
   row('instantly', 'INSTANTLY_BASE_URL', (s) => s.sequencers.url),

@@ -1,3 +1,4 @@
+import { startCloseEmulator, type CloseEmulator } from '../emulators/close.js';
 import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
@@ -18,6 +19,8 @@ export type { SandboxSystem };
 export interface SandboxSystems {
   hubspot: HubspotEmulator;
   salesforce: SalesforceEmulator;
+  /** Close (its API and app host; named `closeCrm`, as `close()` stops the systems). */
+  closeCrm: CloseEmulator;
   /** Smartlead's and Instantly's block list APIs (one emulator answers both). */
   sequencers: SequencerEmulator;
   /** The forwarding and platform webhook receivers: every request answered 200 unless a failure is forced. */
@@ -49,6 +52,18 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
   salesforce.refreshInstanceUrl = `${options.sandboxUrl}/salesforce-instance`;
   // Likewise the identity URL a code exchange names: the service reads it through the sandbox's login path.
   salesforce.identityLoginUrl = `${options.sandboxUrl}/salesforce-login`;
+  const closeCrm = await startCloseEmulator({
+    apiKeys: [SANDBOX_CREDENTIALS.close.apiKey],
+    clientId: SANDBOX_CREDENTIALS.close.clientId,
+    clientSecret: SANDBOX_CREDENTIALS.close.clientSecret,
+    users: SANDBOX_REPS.map((rep, i) => ({
+      id: `user_sandbox${String(7001 + i).padStart(17, '0')}`,
+      email: rep.email,
+      first_name: rep.firstName,
+      last_name: rep.lastName,
+    })),
+    organization: { id: 'orga_sandbox000000000000000001', name: 'Sandbox Close organization' },
+  });
   const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
   const receivers = await startDestinationEmulator();
   // One inbox per machine: a second API process on the embedded database finds the port taken by the first,
@@ -60,11 +75,12 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
   return {
     hubspot,
     salesforce,
+    closeCrm,
     sequencers,
     receivers,
     smtp,
     async close() {
-      await Promise.all([hubspot.close(), salesforce.close(), sequencers.close(), receivers.close(), smtp?.close()]);
+      await Promise.all([hubspot.close(), salesforce.close(), closeCrm.close(), sequencers.close(), receivers.close(), smtp?.close()]);
     },
   };
 }

@@ -1,10 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
-import { CrmError, crmConnector, type CrmConfig, type CrmEvent, type CrmRun, type CrmState, type SourceOptions } from '../../src/connectors/crm/index.js';
+import { CrmError, crmConnector, type CrmConfig, type CrmState } from '../../src/connectors/crm/index.js';
 import { CONTACT_UPSERTS, ENGAGEMENT_CREATES } from '../../src/connectors/crm/hubspot/index.js';
 import { Lockstep } from '../../src/connectors/crm/lockstep.js';
 import { type HubspotEmulator, startHubspotEmulator } from '../../src/emulators/hubspot.js';
 import { type SalesforceEmulator, startSalesforceEmulator } from '../../src/emulators/salesforce.js';
+import { ALL_OPTIONS, connector, crmEvent, NO_OPTIONS, recorder, thrown } from '../support/crm-run.js';
 import { crmUrls } from '../support/worker.js';
 
 // The connectors against the emulators, over real sockets (127.0.0.1, so OUTBOUND_ALLOW_PRIVATE on).
@@ -21,77 +22,6 @@ afterAll(() => {
 
 // ---------------------------------------------------------------------------------------------
 // Factories
-
-function crmEvent(overrides: Partial<CrmEvent> = {}): CrmEvent {
-  const email = overrides.email === undefined ? 'jane.doe@acme.test' : overrides.email;
-  return {
-    eventType: 'EMAIL_SENT',
-    platform: 'smartlead',
-    identity: email ?? overrides.profileUrl ?? '',
-    email,
-    profileUrl: null,
-    firstName: 'Jane',
-    lastName: 'Doe',
-    company: 'Acme',
-    companyDomain: 'acme.test',
-    subject: 'Quick question',
-    text: 'Hi Jane, are you the right person to talk to about pipelines?',
-    direction: 'outbound',
-    campaignName: 'Q3 outbound',
-    senderEmail: 'rep@seller.test',
-    occurredAt: new Date('2025-03-04T10:00:00.000Z'),
-    ...overrides,
-  };
-}
-
-const NO_OPTIONS: SourceOptions = { createOrUpdateCompany: false, createOrUpdateTask: false, assignContactOwner: false, crmObjectType: null };
-const ALL_OPTIONS: SourceOptions = { createOrUpdateCompany: true, createOrUpdateTask: true, assignContactOwner: true, crmObjectType: null };
-
-interface Recorder {
-  run: CrmRun;
-  /** Every state saveState received, in order. */
-  states: CrmState[];
-  /** Whether each save said no step follows it (`last`). */
-  lasts: boolean[];
-  credentials: unknown[];
-  /** The state as persisted now (the last one saved, or the one the run started with). */
-  persisted(): CrmState;
-}
-
-function recorder(
-  event: CrmEvent,
-  options: SourceOptions,
-  state: CrmState = {},
-  hooks: { onSaveState?: (n: number) => void; onSaveCredentials?: () => void } = {},
-): Recorder {
-  const states: CrmState[] = [];
-  const lasts: boolean[] = [];
-  const credentials: unknown[] = [];
-  return {
-    states,
-    lasts,
-    credentials,
-    persisted: () => states.at(-1) ?? state,
-    run: {
-      event,
-      options,
-      state,
-      saveState(next, options) {
-        states.push(structuredClone(next));
-        lasts.push(options?.last === true);
-        hooks.onSaveState?.(states.length);
-        return Promise.resolve();
-      },
-      // One run alone: nothing else renews, so the exchange always happens.
-      async renewCredentials(_used, exchange) {
-        const next = await exchange();
-        credentials.push(structuredClone(next));
-        hooks.onSaveCredentials?.();
-        return next;
-      },
-    },
-  };
-}
 
 function hubspotConfig(hs: HubspotEmulator, extra: Partial<CrmConfig> = {}): CrmConfig {
   return {
@@ -122,21 +52,6 @@ function addedKeys(states: CrmState[]): string[][] {
       .filter((key) => !(key in (states[i - 1] ?? {})))
       .sort(),
   );
-}
-
-async function thrown(promise: Promise<unknown>): Promise<CrmError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof CrmError)) throw new Error(`expected a CrmError, got ${String(error)}`);
-  return error;
-}
-
-function connector(crm: string, credentials: unknown, config: CrmConfig) {
-  const c = crmConnector(crm, credentials, config);
-  if (!c) throw new Error(`no connector for ${crm}`);
-  return c;
 }
 
 // ---------------------------------------------------------------------------------------------

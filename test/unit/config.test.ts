@@ -43,13 +43,18 @@ const DEFAULTS: Config = {
   queryTimeoutMs: 20_000,
   rateLimits: { perIp: 120, perAccount: 120, outreach: 600 },
   // The embedded database's default: the sandbox stands in for every outside system.
-  crmUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot', SALESFORCE: 'http://localhost:3000/sandbox/salesforce-login' },
-  crmBudgets: { HUBSPOT: 100, SALESFORCE: 10 },
-  crmAuthorizeUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot-app' },
+  crmUrls: {
+    HUBSPOT: 'http://localhost:3000/sandbox/hubspot',
+    SALESFORCE: 'http://localhost:3000/sandbox/salesforce-login',
+    CLOSE: 'http://localhost:3000/sandbox/close',
+  },
+  crmBudgets: { HUBSPOT: 100, SALESFORCE: 10, CLOSE: 10 },
+  crmAuthorizeUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot-app', CLOSE: 'http://localhost:3000/sandbox/close-app' },
   // The sandbox CRMs' own app: a connect link works offline.
   crmApps: {
     HUBSPOT: { clientId: 'sandbox-hubspot-client', clientSecret: 'sandbox-hubspot-secret' },
     SALESFORCE: { clientId: 'sandbox-salesforce-client', clientSecret: 'sandbox-salesforce-secret' },
+    CLOSE: { clientId: 'sandbox-close-client', clientSecret: 'sandbox-close-secret' },
   },
   connectStateKey: undefined,
   blocklistPushUrls: { smartlead: 'http://localhost:3000/sandbox/smartlead', instantly: 'http://localhost:3000/sandbox/instantly' },
@@ -519,7 +524,7 @@ describe('loadConfig CRM apps (connect links, issue 30)', () => {
       HUBSPOT: { clientId: hubspotApp.HUBSPOT_CLIENT_ID, clientSecret: hubspotApp.HUBSPOT_CLIENT_SECRET },
       SALESFORCE: { clientId: '3MVG9consumer.key' },
     });
-    expect(config.crmAuthorizeUrls).toEqual({ HUBSPOT: 'https://app-eu1.hubspot.com' });
+    expect(config.crmAuthorizeUrls).toEqual({ HUBSPOT: 'https://app-eu1.hubspot.com', CLOSE: 'https://app.close.com' });
   });
 
   it('keeps a named app over the sandbox one', () => {

@@ -47,6 +47,10 @@ export abstract class CrmSession {
   }
 
   protected abstract accessToken(): string;
+  /** The `Authorization` header of a call: the access token as a bearer (Close's API keys go as Basic). */
+  protected authorization(): string {
+    return `Bearer ${this.accessToken()}`;
+  }
   /** Every secret value the connector holds, to scrub from anything it throws. */
   protected abstract secrets(): string[];
   protected abstract canRefresh(): boolean;
@@ -66,7 +70,7 @@ export abstract class CrmSession {
       const options = build();
       const response = await this.sendRaw(step, {
         ...options,
-        headers: { ...options.headers, authorization: `Bearer ${this.accessToken()}` },
+        headers: { ...options.headers, authorization: this.authorization() },
       });
       if (response.ok) return response.response;
       if (this.isExpired(response.response) && !this.refreshed) {
