@@ -117,6 +117,7 @@ export class CloseEmulator {
   rotateRefreshTokens: boolean;
   requestsPerSecond: number | undefined;
   private readonly codes = new Map<string, { redirectUri: string; used: boolean }>();
+  private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
   /** Per key (or organisation) and endpoint group, the times of its requests in the current second. */
   private readonly windows = new Map<string, number[]>();
   private readonly plan = new FaultPlan();
@@ -152,6 +153,14 @@ export class CloseEmulator {
 
   failNext(n: number, fault: Fault): void {
     this.plan.failNext(n, fault);
+  }
+
+  /**
+   * Runs `action` at the `n`th API call from now (a crash test's kill): `before` it is carried out,
+   * carried out but `unanswered` (its answer never sent), or `answered`.
+   */
+  interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void {
+    this.interception = { left: n, phase, action };
   }
 
   slow(ms: number, path?: string | RegExp): void {
@@ -220,8 +229,15 @@ export class CloseEmulator {
       const json = body === '' ? {} : parseJson(body);
       if (json === INVALID_JSON) return answer(400, { errors: ['Invalid JSON'], 'field-errors': {} }, limit.headers);
       if (method === 'POST' && url.pathname === '/api/v1/data/search/') logged.search = json;
+      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
+      if (intercepted) this.interception = undefined;
+      // The caller is gone before its request arrives: nothing is carried out or answered.
+      if (intercepted?.phase === 'before') return intercepted.action();
       const result = this.route(method, url, asJson(json));
-      return answer(result.status, result.json, limit.headers);
+      // Carried out, and the caller gone before the answer: its answer is lost.
+      if (intercepted?.phase === 'unanswered') return intercepted.action();
+      answer(result.status, result.json, limit.headers);
+      intercepted?.action();
     } catch (error) {
       return answer(500, { error: (error as Error).message });
     }

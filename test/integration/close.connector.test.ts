@@ -111,7 +111,7 @@ describe('Close connector', () => {
     expect(close.tasks.size).toBe(Object.keys(EVENT_TYPES).length);
   });
 
-  it('puts the contact on the lead of its company domain, creating that lead with the contact when Close has none, and remembers it', async () => {
+  it('puts the contact on the lead of its company domain, creating that lead first when Close has none, and remembers it', async () => {
     // Setup: a lead of another company whose website merely mentions acme.test in its path.
     close.leads.set('lead_other', { id: 'lead_other', name: 'Other', url: 'https://other.test/acme.test', date_created: new Date().toISOString() });
     const writer = closeConnector();
@@ -130,6 +130,7 @@ describe('Close connector', () => {
     // Bob's email was searched; his company's lead was remembered, not searched again.
     expect(close.apiRequests().filter((r) => r.path === '/api/v1/data/search/').length - searchesBefore).toBe(1);
     expect(close.apiRequests().filter((r) => r.path === '/api/v1/lead/')).toHaveLength(1);
+    expect(close.apiRequests().filter((r) => r.path === '/api/v1/contact/')).toHaveLength(2);
   });
 
   it('finds an existing lead by its website domain (www. or not) for a new contact', async () => {

@@ -142,38 +142,45 @@ async function findOrCreateContact(
   const found = email ? await findContactByEmail(api, email) : await findContactByUrl(api, profileUrlVariants(socialProfile(event)));
   await reach(CLOSE_STEPS.company);
   const domain = options.createOrUpdateCompany ? companyDomain(event) : undefined;
-  let leadId: string | undefined;
-  if (!found && domain) await sideStep(warnings, 'company', async () => void (leadId = await findLeadByDomain(api, domain)));
+  let lead: { id: string; created: boolean } | undefined;
+  if (!found && domain) await sideStep(warnings, 'company', async () => void (lead = await leadOfDomain(api, event, domain)));
   await reach(CLOSE_STEPS.person);
   if (found) return { ...found, created: false, leadCreated: false };
   const key = `${api.memoryKey()}\n${email ?? socialProfile(event).canonical}`;
-  return CREATING.run(key, async () => {
-    const made = await createContact(api, event, leadId, domain);
-    if (email) rememberContact(api, email, made);
-    return made;
+  const made = await CREATING.run(key, async () => {
+    const contact = await createContact(api, event, lead?.id);
+    if (email) rememberContact(api, email, contact);
+    return contact;
+  });
+  // Without a company's lead, Close made one named after the contact.
+  return { ...made, created: true, leadCreated: lead === undefined ? true : lead.created };
+}
+
+const CREATING = new SingleFlight<KnownContact>();
+const LEADS = new SingleFlight<{ id: string; created: boolean }>();
+
+/**
+ * The lead (Close's company) of a domain, found by its website or else created: once for the syncs of
+ * one new domain at once, whichever round they are in. A create whose answer was lost is found by the
+ * next attempt's search.
+ */
+function leadOfDomain(api: CloseSession, event: CrmEvent, domain: string): Promise<{ id: string; created: boolean }> {
+  return LEADS.run(`${api.memoryKey()}\n${domain}`, async () => {
+    const existing = await findLeadByDomain(api, domain);
+    if (existing !== undefined) return { id: existing, created: false };
+    const made = await api.json('company', { method: 'POST', path: '/lead/', json: leadFields(event, domain), idempotent: false });
+    if (typeof made.id !== 'string') throw new CrmError('unavailable', 'Close lead create answered without an id');
+    rememberLead(api, domain, made.id);
+    return { id: made.id, created: true };
   });
 }
 
-const CREATING = new SingleFlight<KnownContact & { created: boolean; leadCreated: boolean }>();
-
-async function createContact(
-  api: CloseSession,
-  event: CrmEvent,
-  leadId: string | undefined,
-  domain: string | undefined,
-): Promise<KnownContact & { created: boolean; leadCreated: boolean }> {
+/** A contact on `leadId`, or alone (Close then creates a lead named after it). */
+async function createContact(api: CloseSession, event: CrmEvent, leadId: string | undefined): Promise<KnownContact> {
   const contact = contactFields(event);
-  if (leadId !== undefined || domain === undefined) {
-    const made = await api.json('contact', { method: 'POST', path: '/contact/', json: leadId ? { lead_id: leadId, ...contact } : contact, idempotent: false });
-    if (typeof made.id !== 'string' || typeof made.lead_id !== 'string') throw new CrmError('unavailable', 'Close contact create answered without an id');
-    return { contactId: made.id, leadId: made.lead_id, created: true, leadCreated: leadId === undefined };
-  }
-  // The company's lead and the contact in one call: Close nests contacts in a lead's create.
-  const lead = await api.json('company', { method: 'POST', path: '/lead/', json: { ...leadFields(event, domain), contacts: [contact] }, idempotent: false });
-  const made = Array.isArray(lead.contacts) ? asRecord(lead.contacts[0]) : {};
-  if (typeof lead.id !== 'string' || typeof made.id !== 'string') throw new CrmError('unavailable', 'Close lead create answered without its ids');
-  rememberLead(api, domain, lead.id);
-  return { contactId: made.id, leadId: lead.id, created: true, leadCreated: true };
+  const made = await api.json('contact', { method: 'POST', path: '/contact/', json: leadId ? { lead_id: leadId, ...contact } : contact, idempotent: false });
+  if (typeof made.id !== 'string' || typeof made.lead_id !== 'string') throw new CrmError('unavailable', 'Close contact create answered without an id');
+  return { contactId: made.id, leadId: made.lead_id };
 }
 
 /** The company's domain: the event's, else its email's (a free-mail domain names no company, but the sequencer's data is the customer's to judge). */
