@@ -39,6 +39,7 @@ export interface SandboxView {
   notice: string;
   hubspot: { contacts: SandboxRow[]; activities: SandboxRow[] };
   salesforce: { contacts: SandboxRow[]; activities: SandboxRow[] };
+  close: { contacts: SandboxRow[]; activities: SandboxRow[] };
   forwarding: SandboxRow[];
   webhooks: SandboxRow[];
   inbox: SandboxRow[];
@@ -50,11 +51,19 @@ const SANDBOX_NOTICE = 'SANDBOX: these systems stand in for the CRMs, sequencers
 
 /** The sandbox's state now, each row linked to the request behind it where one is known. */
 export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
-  const { hubspot, salesforce, sequencers } = sandbox.systems;
+  const { hubspot, salesforce, closeCrm, sequencers } = sandbox.systems;
   const hsContacts = newest([...hubspot.contacts.values()], (c) => c.createdAt);
   const hsActivities = newest([...hubspot.emails.values(), ...hubspot.notes.values(), ...hubspot.tasks.values()], (a) => a.createdAt);
   const sfPeople = newest([...salesforce.contacts.values(), ...salesforce.leads.values()], (r) => r.CreatedDate);
   const sfTasks = newest([...salesforce.tasks.values()], (r) => r.CreatedDate);
+  const closeContacts = newest([...closeCrm.contacts.values()], (c) => c.date_created);
+  // Activities and follow-up tasks, by when Close received them.
+  const closeActivities = newest<Record<string, unknown> & { date_created: string }>(
+    [...closeCrm.activities.values(), ...[...closeCrm.tasks.values()].map((t) => ({ ...t, date_created: text(t.date_created) }))],
+    (a) => a.date_created,
+  );
+  const closeEmailOf = (contactId: unknown): string | null =>
+    typeof contactId === 'string' ? ((closeCrm.contacts.get(contactId))?.emails[0]?.email ?? null) : null;
   const hsEmailOf = (activity: HsObject) => {
     const link = hubspot.associations.find((a) => a.fromId === activity.id && a.toType === 'contacts');
     return link ? (hubspot.contacts.get(link.toId)?.properties.email ?? null) : null;
@@ -68,6 +77,8 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
     ...hsActivities.map(hsEmailOf),
     ...sfPeople.map((p) => p.Email),
     ...sfTasks.map(sfEmailOf),
+    ...closeContacts.map((c) => c.emails[0]?.email),
+    ...closeActivities.map((a) => closeEmailOf(a.contact_id)),
   ].filter((e): e is string => typeof e === 'string');
   const [requestsByEmail, forwarding, webhooks, inbox, faults] = await Promise.all([
     latestRequestByEmail(sandbox, emails),
@@ -110,6 +121,20 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
         title: text(t.Subject) || 'Task',
         detail: excerpt(text(t.Description)),
         requestId: byEmail(sfEmailOf(t)),
+      })),
+    },
+    close: {
+      contacts: closeContacts.map((c) => ({
+        at: c.date_created,
+        title: c.emails[0]?.email ?? c.urls[0]?.url ?? c.id,
+        detail: [c.name, closeCrm.leads.get(c.lead_id)?.name].filter(Boolean).join(' / lead: '),
+        requestId: byEmail(c.emails[0]?.email),
+      })),
+      activities: closeActivities.map((a) => ({
+        at: a.date_created,
+        title: text(a.subject) || text(a.title) || (a._type === 'lead' ? `Task: ${text(a.text)}` : text(a._type)),
+        detail: excerpt(text(a.body_text) || text(a.note) || (typeof a.status === 'string' ? `status ${a.status}` : '')),
+        requestId: byEmail(closeEmailOf(a.contact_id)),
       })),
     },
     forwarding: forwarding.map((r) => ({

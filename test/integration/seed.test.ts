@@ -98,21 +98,21 @@ describe('seedFixture with a valid fixture', () => {
     const result = await seedFixture(db.prisma, demo, TEST_ENCRYPTION_KEY);
 
     expect(result.accounts).toEqual({ acme: expect.any(Number), globex: expect.any(Number) });
-    expect(Object.keys(result.connections)).toEqual(['acme-hubspot', 'acme-salesforce', 'acme-old-pipedrive', 'globex-hubspot']);
-    expect(Object.keys(result.sources)).toEqual(['acme-smartlead', 'acme-heyreach', 'acme-instantly', 'globex-lemlist']);
+    expect(Object.keys(result.connections)).toEqual(['acme-hubspot', 'acme-salesforce', 'acme-close', 'acme-old-pipedrive', 'globex-hubspot']);
+    expect(Object.keys(result.sources)).toEqual(['acme-smartlead', 'acme-heyreach', 'acme-instantly', 'acme-close-smartlead', 'globex-lemlist']);
     expect(Object.keys(result.destinations)).toEqual(['acme-crm-mirror', 'acme-replies-slack']);
     expect(Object.keys(result.replyRelays)).toEqual(['acme-rep']);
-    expect(Object.keys(result.blocklists)).toEqual(['acme-domains', 'acme-addresses']);
+    expect(Object.keys(result.blocklists)).toEqual(['acme-domains', 'acme-addresses', 'acme-close-unsubscribed']);
     expect(Object.keys(result.apiKeys)).toEqual(['acme-read', 'acme-write', 'acme-hubspot-only', 'acme-revoked', 'globex-read']);
     expect(result.webhookEndpoints['acme-ops']).toMatch(/^svcwh_[A-Za-z0-9]{24}$/);
     expect(await rowCounts()).toEqual({
       accounts: 2,
-      connections: 4,
-      sources: 4,
+      connections: 5,
+      sources: 5,
       destinations: 2,
       destination_bindings: 2,
       reply_relays: 1,
-      blocklists: 2,
+      blocklists: 3,
       blocklist_entries: 2,
       api_keys: 5,
       webhook_endpoints: 1,

@@ -99,6 +99,7 @@ describe('renderSandboxPage', () => {
     notice: 'SANDBOX: nothing here is real.',
     hubspot: { contacts: [row], activities: [] },
     salesforce: { contacts: [], activities: [] },
+    close: { contacts: [], activities: [] },
     forwarding: [{ ...row, status: 500, forced: true }],
     webhooks: [{ ...row, requestId: null, eventId: 'svcevt_abc', status: 200, verified: true }],
     inbox: [
