@@ -5,7 +5,8 @@
  * (d1) one HubSpot portal at BENCH_LIMITED_PER_10S (190) requests per rolling 10 s, BENCH_LIMITED_EVENTS
  *      (30,000) events, while a second connection posts BENCH_NEIGHBOUR_PER_S (5) events a second;
  * (d2) one HubSpot portal at BENCH_SMALL_PER_10S (30) requests per 10 s, BENCH_SMALL_EVENTS (3,000) events;
- * (d3) one Salesforce org capped at BENCH_SF_CONCURRENCY (3) requests in flight, BENCH_SF_EVENTS (3,000) events.
+ * (d3) one Salesforce org capped at BENCH_SF_CONCURRENCY (3) requests in flight, BENCH_SF_EVENTS (3,000) events;
+ * (d4) one Close organization at BENCH_CLOSE_PER_S (20: Close's example per key) requests a second, BENCH_CLOSE_EVENTS (500) events.
  * Printed against the CRM's own ceiling: events/s, CRM calls per event per step, the share answered 429,
  * the busiest 10 s, requests in flight at once, the neighbour's p50/p95 from acceptance to outcome, lost
  * events and duplicate activities, tasks, companies and associations.
@@ -13,6 +14,7 @@
 import type { CrmKind } from '../src/connectors/crm/kinds.js';
 import type { PrismaClient } from '../src/db/prisma.js';
 import { seedFixture } from '../src/admin/seed.js';
+import { startCloseEmulator, type CloseEmulator } from '../src/emulators/close.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../src/emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../src/emulators/salesforce.js';
 import { campaignCompanies, EVENTS_PER_LEAD, type Campaign } from '../test/support/campaign.js';
@@ -26,6 +28,8 @@ const SMALL_EVENTS = Math.round(envNumber('BENCH_SMALL_EVENTS', 3_000));
 const SMALL_PER_10S = Math.round(envNumber('BENCH_SMALL_PER_10S', 30));
 const SF_EVENTS = Math.round(envNumber('BENCH_SF_EVENTS', 3_000));
 const SF_CONCURRENCY = Math.round(envNumber('BENCH_SF_CONCURRENCY', 3));
+const CLOSE_EVENTS = Math.round(envNumber('BENCH_CLOSE_EVENTS', 500));
+const CLOSE_PER_S = Math.round(envNumber('BENCH_CLOSE_PER_S', 20));
 const LEADS_PER_COMPANY = Math.round(envNumber('BENCH_LEADS_PER_COMPANY', 3));
 const NEIGHBOUR_PER_S = envNumber('BENCH_NEIGHBOUR_PER_S', 5);
 const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 50));
@@ -49,7 +53,7 @@ export interface LimitsRig {
 
 interface Case {
   label: string;
-  crm: 'HUBSPOT' | 'SALESFORCE';
+  crm: CrmKind;
   events: number;
   limit: number;
   target: number | undefined;
@@ -68,6 +72,7 @@ export async function crmLimitCases(rig: LimitsRig): Promise<boolean> {
     { label: '(d1)', crm: 'HUBSPOT', events: LIMITED_EVENTS, limit: LIMITED_PER_10S, target: TARGET.d1, neighbour: true },
     { label: '(d2)', crm: 'HUBSPOT', events: SMALL_EVENTS, limit: SMALL_PER_10S, target: TARGET.d2, neighbour: false },
     { label: '(d3)', crm: 'SALESFORCE', events: SF_EVENTS, limit: SF_CONCURRENCY, target: undefined, neighbour: false },
+    { label: '(d4)', crm: 'CLOSE', events: CLOSE_EVENTS, limit: CLOSE_PER_S, target: undefined, neighbour: false },
   ];
   let ok = true;
   for (const c of cases) ok = (await runCase(rig, c)) && ok;
@@ -80,9 +85,18 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
   const events = campaign.leads * EVENTS_PER_LEAD;
   const hubspot = c.crm === 'HUBSPOT' ? await startHubspotEmulator({ accessToken: `${tag}-busy`, requestsPer10s: c.limit, owners: OWNERS }) : undefined;
   const salesforce = c.crm === 'SALESFORCE' ? await startSalesforceEmulator({ accessToken: `${tag}-busy`, maxConcurrency: c.limit }) : undefined;
+  const close =
+    c.crm === 'CLOSE'
+      ? await startCloseEmulator({
+          apiKeys: [`${tag}-busy`],
+          requestsPerSecond: c.limit,
+          users: OWNERS.map((o) => ({ id: `user_bench${o.id.padStart(19, '0')}`, email: o.email, first_name: o.firstName, last_name: o.lastName })),
+        })
+      : undefined;
   cleanups.push(async () => {
     await hubspot?.close();
     await salesforce?.close();
+    await close?.close();
   });
   if (hubspot) hubspot.accessTokens.add(`${tag}-neighbour`);
   const seeded = await seedFixture(rig.prisma, fixture(tag, c, salesforce), rig.encryptionKey);
@@ -92,12 +106,15 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
   out(
     c.crm === 'HUBSPOT'
       ? `${c.label} one HubSpot portal at ${c.limit} requests per rolling 10 s (the emulator's limit and the connection's crmRateLimit): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies${c.neighbour ? `; a second connection posts ${NEIGHBOUR_PER_S} events/s meanwhile` : ''}`
-      : `${c.label} one Salesforce org capped at ${c.limit} requests in flight (the emulator answers 403 REQUEST_LIMIT_EXCEEDED past it; the connection's crmRateLimit says the same): ${fmt(events)} events, ${fmt(campaign.leads)} leads`,
+      : c.crm === 'SALESFORCE'
+        ? `${c.label} one Salesforce org capped at ${c.limit} requests in flight (the emulator answers 403 REQUEST_LIMIT_EXCEEDED past it; the connection's crmRateLimit says the same): ${fmt(events)} events, ${fmt(campaign.leads)} leads`
+        : `${c.label} one Close organization at ${c.limit} requests a second per key and endpoint group (the emulator answers 429 past it; the connection's crmRateLimit says ${c.limit} a second in all): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies`,
   );
 
   const workers = await rig.startWorkers({
     ...(hubspot ? { HUBSPOT: hubspot.url } : {}),
     ...(salesforce ? { SALESFORCE: salesforce.loginUrl } : {}),
+    ...(close ? { CLOSE: close.url } : {}),
   });
   const [before] = await rig.q<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM requests');
   const cpu = cpuMeter({
@@ -163,12 +180,12 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
   out(`  cpu cores used: ${cores(used)}`);
   const verdicts: boolean[] = [];
   const verdict = (ok: boolean) => (verdicts.push(ok), ok ? 'PASS' : 'FAIL');
-  const calls = hubspot ? hubspot.requests.filter((r) => r.token === `${tag}-busy` || r.token === '') : salesforce!.requests;
+  const calls = hubspot ? hubspot.requests.filter((r) => r.token === `${tag}-busy` || r.token === '') : close ? close.apiRequests() : salesforce!.requests;
   const refused = calls.filter((r) => r.status === 429 || r.status === 403).length;
   out(`  CRM calls: ${fmt(calls.length)} (${(calls.length / Math.max(1, written)).toFixed(3)} per event), by step (calls per event):`);
   const bySteps = new Map<string, number>();
   for (const call of calls) {
-    const step = `${call.method} ${call.path.replace(/\/(\d+|[0-9A-Za-z]{18})(?=\/|$)/g, '/:id')} ${call.status}`;
+    const step = `${call.method} ${call.path.replace(/\/(\d+|[0-9A-Za-z]{18}|[a-z]+_[0-9a-z]+)(?=\/|$)/g, '/:id')} ${call.status}`;
     bySteps.set(step, (bySteps.get(step) ?? 0) + 1);
   }
   for (const [step, n] of [...bySteps].sort((a, b) => b[1] - a[1]))
@@ -183,6 +200,11 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
     out(
       `  busiest 10 s: ${fmt(hubspot.busiestTenSeconds(`${tag}-busy`))} calls outside searches (the portal's limit: ${c.limit}; searches have a limit of their own)`,
     );
+  } else if (close) {
+    out(
+      `  answered 429: ${fmt(refused)} of ${fmt(calls.length)} (${((100 * refused) / Math.max(1, calls.length)).toFixed(2)} %, target < ${TARGET.share429 * 100} %): ${verdict(refused / Math.max(1, calls.length) < TARGET.share429)}`,
+    );
+    out(`  the floor Close's limit allows: ${(c.limit / Math.max(0.001, calls.length / Math.max(1, written))).toFixed(1)} events/s at these calls per event`);
   } else {
     out(`  answered 403 REQUEST_LIMIT_EXCEEDED: ${fmt(refused)}: ${verdict(refused === 0)}`);
     out(`  requests in flight at once, at most: ${salesforce!.peakConcurrency} (the cap: ${c.limit}): ${verdict(salesforce!.peakConcurrency <= c.limit)}`);
@@ -191,7 +213,11 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
     `  end to end: ${fmt(written)} events written in ${seconds.toFixed(1)} s = ${fmt(Math.round(rate))} events/s${c.target !== undefined ? ` (target >= ${c.target}): ${verdict(rate >= c.target)}` : ' (printed)'}`,
   );
   out(`  lost (not written): ${fmt(lost)}: ${verdict(lost === 0)}`);
-  const duplicates = hubspot ? hubspotDuplicates(hubspot, tag, written) : salesforceDuplicates(salesforce!, written);
+  const duplicates = hubspot
+    ? hubspotDuplicates(hubspot, tag, written)
+    : close
+      ? closeDuplicates(close, tag, written)
+      : salesforceDuplicates(salesforce!, written);
   for (const [what, n] of Object.entries(duplicates)) out(`  duplicate ${what}: ${fmt(n)}: ${verdict(n === 0)}`);
   if (c.neighbour) {
     const rows = await rig.q<{ ms: number | null; at: number }>(
@@ -267,6 +293,19 @@ function hubspotDuplicates(hubspot: HubspotEmulator, tag: string, written: numbe
   };
 }
 
+/** Written more than once in the Close emulator: activities and tasks (one each per event), contacts by email, leads by domain. */
+function closeDuplicates(close: CloseEmulator, tag: string, written: number): Record<string, number> {
+  const contacts = [...close.contacts.values()].filter((c) => c.emails[0]?.email.includes(`-${tag}-`));
+  const emails = new Set(contacts.map((c) => c.emails[0]!.email));
+  const leads = [...close.leads.values()].filter((l) => typeof l.url === 'string' && l.url.includes(`-${tag}-`));
+  return {
+    'activities (beyond one per event)': Math.max(0, close.activities.size - written),
+    'tasks (beyond one per event)': Math.max(0, close.tasks.size - written),
+    contacts: contacts.length - emails.size,
+    'leads (companies)': leads.length - new Set(leads.map((l) => l.url)).size,
+  };
+}
+
 /** Written more than once in the Salesforce emulator: Tasks (each event has a completed one and a follow-up), and people. */
 function salesforceDuplicates(salesforce: SalesforceEmulator, written: number): Record<string, number> {
   const tasks = [...salesforce.tasks.values()];
@@ -293,13 +332,15 @@ function fixture(tag: string, c: Case, salesforce: SalesforceEmulator | undefine
   const busy =
     c.crm === 'HUBSPOT'
       ? { ref: 'busy', crm: 'HUBSPOT', credentials: { accessToken: `${tag}-busy` }, crmRateLimit: { requestsPer10s: c.limit }, sources }
-      : {
-          ref: 'busy',
-          crm: 'SALESFORCE',
-          credentials: { instanceUrl: salesforce!.instanceUrl, accessToken: `${tag}-busy` },
-          crmRateLimit: { maxConcurrency: c.limit },
-          sources,
-        };
+      : c.crm === 'SALESFORCE'
+        ? {
+            ref: 'busy',
+            crm: 'SALESFORCE',
+            credentials: { instanceUrl: salesforce!.instanceUrl, accessToken: `${tag}-busy` },
+            crmRateLimit: { maxConcurrency: c.limit },
+            sources,
+          }
+        : { ref: 'busy', crm: 'CLOSE', credentials: { apiKey: `${tag}-busy` }, crmRateLimit: { requestsPerSecond: c.limit }, sources };
   // Another customer's portal, with the same plan (and limit) on the same HubSpot.
   const neighbour = {
     ref: 'neighbour',

@@ -1,6 +1,6 @@
 import { remembered } from '../../../domain/memory-key.js';
 import { asRecord } from '../records.js';
-import { SharedCalls } from '../shared-calls.js';
+import { SharedCalls, SingleFlight } from '../shared-calls.js';
 import { CLOSE_MEMORY, type KnownContact } from './memory.js';
 import type { CloseSession } from './session.js';
 
@@ -83,19 +83,24 @@ export function rememberLead(api: CloseSession, domain: string, leadId: string):
 /** The id of the organisation's user with `email` (lowercase), or null: the users are listed once per connection for minutes. */
 export async function userIdByEmail(api: CloseSession, email: string): Promise<string | null> {
   const key = remembered(api.memoryKey(), 'users');
-  let users = CLOSE_MEMORY.users.get(key);
-  if (!users) {
-    users = new Map();
-    for (let skip = 0; ; skip += USERS_PAGE) {
-      const page = await api.json('owner', { method: 'GET', path: '/user/', query: { _skip: String(skip), _limit: String(USERS_PAGE) }, idempotent: true });
-      for (const user of Array.isArray(page.data) ? page.data.map(asRecord) : []) {
-        if (typeof user.email === 'string' && typeof user.id === 'string') users.set(user.email.toLowerCase(), user.id);
-      }
-      if (page.has_more !== true) break;
-    }
-    CLOSE_MEMORY.users.set(key, users);
-  }
+  // The round's syncs ask at once: one listing for all of them.
+  const users = CLOSE_MEMORY.users.get(key) ?? (await USER_LISTINGS.run(key, () => listUsers(api, key)));
   return users.get(email) ?? null;
+}
+
+const USER_LISTINGS = new SingleFlight<Map<string, string>>();
+
+async function listUsers(api: CloseSession, key: string): Promise<Map<string, string>> {
+  const users = new Map<string, string>();
+  for (let skip = 0; ; skip += USERS_PAGE) {
+    const page = await api.json('owner', { method: 'GET', path: '/user/', query: { _skip: String(skip), _limit: String(USERS_PAGE) }, idempotent: true });
+    for (const user of Array.isArray(page.data) ? page.data.map(asRecord) : []) {
+      if (typeof user.email === 'string' && typeof user.id === 'string') users.set(user.email.toLowerCase(), user.id);
+    }
+    if (page.has_more !== true) break;
+  }
+  CLOSE_MEMORY.users.set(key, users);
+  return users;
 }
 
 interface EmailLookup {
