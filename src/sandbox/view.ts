@@ -63,7 +63,7 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
     (a) => a.date_created,
   );
   const closeEmailOf = (contactId: unknown): string | null =>
-    typeof contactId === 'string' ? ((closeCrm.contacts.get(contactId))?.emails[0]?.email ?? null) : null;
+    typeof contactId === 'string' ? (closeCrm.contacts.get(contactId)?.emails[0]?.email ?? null) : null;
   const hsEmailOf = (activity: HsObject) => {
     const link = hubspot.associations.find((a) => a.fromId === activity.id && a.toType === 'contacts');
     return link ? (hubspot.contacts.get(link.toId)?.properties.email ?? null) : null;
