@@ -181,7 +181,7 @@ async function run(): Promise<number> {
   // A seeded list is CREATED, which the every-minute schedule would start on its own: this round is the bench's.
   await q('UPDATE blocklists SET last_attempted_at = now() WHERE id = $1', [blocklistId]);
 
-  const crmBudgets = { HUBSPOT: HUBSPOT_PER_10S, SALESFORCE: 0, CLOSE: 0 };
+  const crmBudgets = { HUBSPOT: HUBSPOT_PER_10S, SALESFORCE: 0, CLOSE: 0, ATTIO: 0 };
   const workerSpec: WorkerSpec = {
     url: db.url,
     concurrency: config.workerConcurrency,

@@ -265,7 +265,7 @@ async function run(): Promise<number> {
       label: '(c)',
       events: EVENTS,
       hubspot,
-      crmBudgets: { HUBSPOT: 0, SALESFORCE: 0, CLOSE: 0 },
+      crmBudgets: { HUBSPOT: 0, SALESFORCE: 0, CLOSE: 0, ATTIO: 0 },
       target: TARGET.eventsPerSecond,
       requests,
     };

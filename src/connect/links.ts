@@ -19,6 +19,8 @@ export interface ConnectSettings {
   authorizeUrls: Record<CrmKind, string>;
   /** Each CRM's API (its code exchange), without a trailing slash. */
   apiUrls: Record<CrmKind, string>;
+  /** Each CRM's consent host (Attio exchanges codes there), without a trailing slash. */
+  appUrls: Record<CrmKind, string>;
 }
 
 /** A connect link: what staff hand the customer. */
@@ -37,6 +39,7 @@ export function connectSettings(config: Config, encryptionKey: Buffer): ConnectS
     apps: config.crmApps,
     authorizeUrls: byKind((kind) => `${config.crmAuthorizeUrls[kind] ?? config.crmUrls[kind]}${CRMS[kind].oauth.authorize.path}`),
     apiUrls: byKind((kind) => config.crmUrls[kind].replace(/\/+$/, '')),
+    appUrls: byKind((kind) => (config.crmAuthorizeUrls[kind] ?? config.crmUrls[kind]).replace(/\/+$/, '')),
   };
 }
 

@@ -114,6 +114,7 @@ async function callback(deps: ConnectDeps, now: () => number, req: Request<{ kin
         ...(oauth.pkce ? { codeVerifier: pkceVerifier(deps.settings.stateKey, state.nonce) } : {}),
         app,
         apiUrl: deps.settings.apiUrls[kind],
+        appUrl: deps.settings.appUrls[kind],
       },
       { http: deps.http, now, timeoutMs: EXCHANGE_TIMEOUT_MS },
     );

@@ -25,6 +25,7 @@ export const SANDBOX_CREDENTIALS = {
     clientSecret: 'sandbox-salesforce-secret',
   },
   close: { apiKey: 'sandbox-close-api-key', clientId: 'sandbox-close-client', clientSecret: 'sandbox-close-secret' },
+  attio: { accessToken: 'sandbox-attio-token', clientId: 'sandbox-attio-client', clientSecret: 'sandbox-attio-secret' },
   smartlead: 'sandbox-smartlead-key',
   instantly: 'sandbox-instantly-key',
 } as const;
@@ -38,6 +39,8 @@ export function sandboxApp(kind: CrmKind): { clientId: string; clientSecret: str
       return { clientId: SANDBOX_CREDENTIALS.salesforce.clientId, clientSecret: SANDBOX_CREDENTIALS.salesforce.clientSecret };
     case 'CLOSE':
       return { clientId: SANDBOX_CREDENTIALS.close.clientId, clientSecret: SANDBOX_CREDENTIALS.close.clientSecret };
+    case 'ATTIO':
+      return { clientId: SANDBOX_CREDENTIALS.attio.clientId, clientSecret: SANDBOX_CREDENTIALS.attio.clientSecret };
     default:
       return unreachable(kind);
   }
@@ -45,7 +48,7 @@ export function sandboxApp(kind: CrmKind): { clientId: string; clientSecret: str
 
 /**
  * The sales reps who send the demo's and the samples' emails: the sandbox CRMs know each as a user
- * (HubSpot owner, Salesforce User, Close user), so a source that assigns the contact owner finds one.
+ * (HubSpot owner, Salesforce User, Close user, Attio workspace member), so a source that assigns the contact owner finds one.
  */
 export const SANDBOX_REPS: ReadonlyArray<{ email: string; firstName: string; lastName: string }> = [
   { email: 'tom@northwind.test', firstName: 'Tom', lastName: 'North' },
@@ -106,6 +109,8 @@ function crmCredentials(connection: Json, sandboxUrl: string): Json {
       return { credentials: { instanceUrl: `${sandboxUrl}/salesforce-instance`, ...SANDBOX_CREDENTIALS.salesforce } };
     case 'CLOSE':
       return { credentials: { apiKey: SANDBOX_CREDENTIALS.close.apiKey } };
+    case 'ATTIO':
+      return { credentials: { accessToken: SANDBOX_CREDENTIALS.attio.accessToken } };
     default:
       return unreachable(kind);
   }

@@ -5,7 +5,7 @@ import type { MailAddresses, SandboxRow, SandboxView } from './view.js';
 /** Seconds between the page's own refreshes. */
 const REFRESH_SECONDS = 3;
 
-const FAULT_SYSTEMS = ['hubspot', 'salesforce', 'close', 'smartlead', 'instantly', 'forwarding', 'webhooks'];
+const FAULT_SYSTEMS = ['hubspot', 'salesforce', 'close', 'attio', 'smartlead', 'instantly', 'forwarding', 'webhooks'];
 
 /**
  * The sandbox page: server-rendered HTML, no script, no build step, no CDN; it reloads itself every few

@@ -14,9 +14,10 @@ const HANG_MS = 120_000;
 /** Where the sandbox is served: every system's path is below it. */
 const MOUNT = '/sandbox';
 
-/** Which page control a system answers to: Salesforce's login and instance fail together, as do Close's API and app host. */
+/** Which page control a system answers to: Salesforce's login and instance fail together, as do Close's and Attio's API and app host. */
 function faultGroup(system: SandboxSystem): string {
-  return system.startsWith('salesforce') ? 'salesforce' : system === 'close-app' ? 'close' : system;
+  if (system.startsWith('salesforce')) return 'salesforce';
+  return system === 'close-app' ? 'close' : system === 'attio-app' ? 'attio' : system;
 }
 
 /**

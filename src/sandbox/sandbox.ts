@@ -11,6 +11,8 @@ const STATEFUL: readonly SandboxSystem[] = [
   'salesforce-instance',
   'close',
   'close-app',
+  'attio',
+  'attio-app',
   'smartlead',
   'instantly',
 ];

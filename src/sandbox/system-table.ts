@@ -18,6 +18,9 @@ export const SANDBOX_SYSTEMS = [
   // Close's API and its app host, where a connect link sends the customer to consent (one emulator serves both).
   row('close', 'CLOSE_BASE_URL', (s) => s.closeCrm.url),
   row('close-app', 'CLOSE_APP_URL', (s) => s.closeCrm.url),
+  // Attio's API and its app host (consent, code exchange): one emulator serves both.
+  row('attio', 'ATTIO_BASE_URL', (s) => s.attio.url),
+  row('attio-app', 'ATTIO_APP_URL', (s) => s.attio.url),
   // One emulator answers both sequencers' block list APIs.
   row('smartlead', 'SMARTLEAD_BASE_URL', (s) => s.sequencers.url),
   row('instantly', 'INSTANTLY_BASE_URL', (s) => s.sequencers.url),

@@ -1,3 +1,4 @@
+import { startAttioEmulator, type AttioEmulator } from '../emulators/attio.js';
 import { startCloseEmulator, type CloseEmulator } from '../emulators/close.js';
 import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
@@ -21,6 +22,7 @@ export interface SandboxSystems {
   salesforce: SalesforceEmulator;
   /** Close (its API and app host; named `closeCrm`, as `close()` stops the systems). */
   closeCrm: CloseEmulator;
+  attio: AttioEmulator;
   /** Smartlead's and Instantly's block list APIs (one emulator answers both). */
   sequencers: SequencerEmulator;
   /** The forwarding and platform webhook receivers: every request answered 200 unless a failure is forced. */
@@ -64,6 +66,19 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
     })),
     organization: { id: 'orga_sandbox000000000000000001', name: 'Sandbox Close organization' },
   });
+  const attio = await startAttioEmulator({
+    tokens: [SANDBOX_CREDENTIALS.attio.accessToken],
+    clientId: SANDBOX_CREDENTIALS.attio.clientId,
+    clientSecret: SANDBOX_CREDENTIALS.attio.clientSecret,
+    members: SANDBOX_REPS.map((rep, i) => ({
+      id: `a0000000-0000-4000-8000-00000000${String(7001 + i)}`,
+      email_address: rep.email,
+      first_name: rep.firstName,
+      last_name: rep.lastName,
+      access_level: 'member' as const,
+    })),
+    workspace: { id: '22222222-2222-4222-8222-222222222222', name: 'Sandbox Attio workspace', slug: 'sandbox' },
+  });
   const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
   const receivers = await startDestinationEmulator();
   // One inbox per machine: a second API process on the embedded database finds the port taken by the first,
@@ -76,11 +91,12 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
     hubspot,
     salesforce,
     closeCrm,
+    attio,
     sequencers,
     receivers,
     smtp,
     async close() {
-      await Promise.all([hubspot.close(), salesforce.close(), closeCrm.close(), sequencers.close(), receivers.close(), smtp?.close()]);
+      await Promise.all([hubspot.close(), salesforce.close(), closeCrm.close(), attio.close(), sequencers.close(), receivers.close(), smtp?.close()]);
     },
   };
 }

@@ -465,7 +465,7 @@ describe('a service without the CRM apps', () => {
 describe('the mutations', () => {
   it('refuse bad input naming the field, and non-staff', async () => {
     const bad = await staff('mutation { createConnection(input: { accountId: 999999, crm: "pipedrive" }) { connectLink { url } } }');
-    expect(bad.errors?.[0]?.message).toBe('input.accountId: no account 999999; input.crm: must be one of HUBSPOT, SALESFORCE, CLOSE');
+    expect(bad.errors?.[0]?.message).toBe('input.accountId: no account 999999; input.crm: must be one of HUBSPOT, SALESFORCE, CLOSE, ATTIO');
     const missing = await staff('mutation { disconnectConnection(id: 999999) { id } }');
     expect(missing.errors?.[0]?.message).toBe('Connection 999999 not found');
     const anonymous = await fetch(`${server.baseUrl}/graphql`, {

@@ -47,14 +47,20 @@ const DEFAULTS: Config = {
     HUBSPOT: 'http://localhost:3000/sandbox/hubspot',
     SALESFORCE: 'http://localhost:3000/sandbox/salesforce-login',
     CLOSE: 'http://localhost:3000/sandbox/close',
+    ATTIO: 'http://localhost:3000/sandbox/attio',
   },
-  crmBudgets: { HUBSPOT: 100, SALESFORCE: 10, CLOSE: 10 },
-  crmAuthorizeUrls: { HUBSPOT: 'http://localhost:3000/sandbox/hubspot-app', CLOSE: 'http://localhost:3000/sandbox/close-app' },
+  crmBudgets: { HUBSPOT: 100, SALESFORCE: 10, CLOSE: 10, ATTIO: 25 },
+  crmAuthorizeUrls: {
+    HUBSPOT: 'http://localhost:3000/sandbox/hubspot-app',
+    CLOSE: 'http://localhost:3000/sandbox/close-app',
+    ATTIO: 'http://localhost:3000/sandbox/attio-app',
+  },
   // The sandbox CRMs' own app: a connect link works offline.
   crmApps: {
     HUBSPOT: { clientId: 'sandbox-hubspot-client', clientSecret: 'sandbox-hubspot-secret' },
     SALESFORCE: { clientId: 'sandbox-salesforce-client', clientSecret: 'sandbox-salesforce-secret' },
     CLOSE: { clientId: 'sandbox-close-client', clientSecret: 'sandbox-close-secret' },
+    ATTIO: { clientId: 'sandbox-attio-client', clientSecret: 'sandbox-attio-secret' },
   },
   connectStateKey: undefined,
   blocklistPushUrls: { smartlead: 'http://localhost:3000/sandbox/smartlead', instantly: 'http://localhost:3000/sandbox/instantly' },
@@ -524,7 +530,7 @@ describe('loadConfig CRM apps (connect links, issue 30)', () => {
       HUBSPOT: { clientId: hubspotApp.HUBSPOT_CLIENT_ID, clientSecret: hubspotApp.HUBSPOT_CLIENT_SECRET },
       SALESFORCE: { clientId: '3MVG9consumer.key' },
     });
-    expect(config.crmAuthorizeUrls).toEqual({ HUBSPOT: 'https://app-eu1.hubspot.com', CLOSE: 'https://app.close.com' });
+    expect(config.crmAuthorizeUrls).toEqual({ HUBSPOT: 'https://app-eu1.hubspot.com', CLOSE: 'https://app.close.com', ATTIO: 'https://app.attio.com' });
   });
 
   it('keeps a named app over the sandbox one', () => {

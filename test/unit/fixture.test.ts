@@ -686,7 +686,7 @@ describe('parseFixture crmRateLimit', () => {
     [
       'a CRM without a rate limit of its own',
       second({ crm: 'PIPEDRIVE', crmRateLimit: { requestsPer10s: 10 } }),
-      ['accounts[0].connections[1].crmRateLimit: is only supported on HUBSPOT, SALESFORCE, and CLOSE connections'],
+      ['accounts[0].connections[1].crmRateLimit: is only supported on HUBSPOT, SALESFORCE, CLOSE, and ATTIO connections'],
     ],
   ])('rejects %s', (_case, input, expected) => {
     expect(problemsOf(input)).toEqual(expected);
@@ -793,13 +793,13 @@ describe('parseFixture blocklists[].crmSource', () => {
       'a CRM source on a CRM that has none',
       'PIPEDRIVE',
       { crmSource: { listId: '1' } },
-      [`${at}.crmSource: is only supported on HUBSPOT, SALESFORCE, and CLOSE connections`],
+      [`${at}.crmSource: is only supported on HUBSPOT, SALESFORCE, CLOSE, and ATTIO connections`],
     ],
     [
       'a list of a CRM without CRM sources that keeps the default hasCrmSource',
       'PIPEDRIVE',
       {},
-      [`${at}.hasCrmSource: CRM sources are only supported on HUBSPOT, SALESFORCE, and CLOSE connections (set hasCrmSource to false)`],
+      [`${at}.hasCrmSource: CRM sources are only supported on HUBSPOT, SALESFORCE, CLOSE, and ATTIO connections (set hasCrmSource to false)`],
     ],
     ['another Salesforce object', 'SALESFORCE', { crmSource: { object: 'Opportunity' } }, [`${at}.crmSource.object: must be Contact, Lead or Account`]],
     [

@@ -38,6 +38,8 @@ interface OAuthGrant {
   app: OAuthApp;
   /** The CRM's API base URL (its definition's `endpoint`, configured), without a trailing slash. */
   apiUrl: string;
+  /** Where the customer consented: the authorize endpoint's base URL (its own variable, else the API's), without a trailing slash. */
+  appUrl: string;
 }
 
 /** The service's app at a CRM (HUBSPOT_CLIENT_ID, ...). */
