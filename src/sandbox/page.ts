@@ -50,6 +50,7 @@ ${section('Connect a CRM', connectButtons())}
 ${section('HubSpot', `<h3>Contacts</h3>${rows(view.hubspot.contacts)}<h3>Activities</h3>${rows(view.hubspot.activities)}`)}
 ${section('Salesforce', `<h3>Contacts and leads</h3>${rows(view.salesforce.contacts)}<h3>Tasks</h3>${rows(view.salesforce.activities)}`)}
 ${section('Close', `<h3>Contacts</h3>${rows(view.close.contacts)}<h3>Activities and tasks</h3>${rows(view.close.activities)}`)}
+${section('Attio', `<h3>People</h3>${rows(view.attio.contacts)}<h3>Notes and tasks</h3>${rows(view.attio.activities)}`)}
 ${section('Forwarding receiver', rows(view.forwarding))}
 ${section('Webhook receiver', rows(view.webhooks))}
 ${section('Inbox', inbox(view.inbox))}

@@ -40,6 +40,7 @@ export interface SandboxView {
   hubspot: { contacts: SandboxRow[]; activities: SandboxRow[] };
   salesforce: { contacts: SandboxRow[]; activities: SandboxRow[] };
   close: { contacts: SandboxRow[]; activities: SandboxRow[] };
+  attio: { contacts: SandboxRow[]; activities: SandboxRow[] };
   forwarding: SandboxRow[];
   webhooks: SandboxRow[];
   inbox: SandboxRow[];
@@ -51,7 +52,7 @@ const SANDBOX_NOTICE = 'SANDBOX: these systems stand in for the CRMs, sequencers
 
 /** The sandbox's state now, each row linked to the request behind it where one is known. */
 export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
-  const { hubspot, salesforce, closeCrm, sequencers } = sandbox.systems;
+  const { hubspot, salesforce, closeCrm, attio, sequencers } = sandbox.systems;
   const hsContacts = newest([...hubspot.contacts.values()], (c) => c.createdAt);
   const hsActivities = newest([...hubspot.emails.values(), ...hubspot.notes.values(), ...hubspot.tasks.values()], (a) => a.createdAt);
   const sfPeople = newest([...salesforce.contacts.values(), ...salesforce.leads.values()], (r) => r.CreatedDate);
@@ -64,6 +65,24 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
   );
   const closeEmailOf = (contactId: unknown): string | null =>
     typeof contactId === 'string' ? (closeCrm.contacts.get(contactId)?.emails[0]?.email ?? null) : null;
+  const attioPeople = newest([...attio.records.people.values()], (p) => p.created_at);
+  const attioEmailOf = (recordId: unknown): string | null => {
+    const value = typeof recordId === 'string' ? attio.records.people.get(recordId)?.values.email_addresses?.[0]?.email_address : undefined;
+    return typeof value === 'string' ? value : null;
+  };
+  // Notes and follow-up tasks, by when Attio received them.
+  const attioActivities = newest(
+    [
+      ...[...attio.notes.values()].map((n) => ({ at: n.created_at, title: n.title, detail: n.content_plaintext, recordId: n.parent_record_id })),
+      ...[...attio.tasks.values()].map((t) => ({
+        at: t.created_at,
+        title: `Task: ${t.content_plaintext}`,
+        detail: t.deadline_at ? `due ${t.deadline_at}` : '',
+        recordId: t.linked_records[0]?.target_record_id,
+      })),
+    ],
+    (a) => a.at,
+  );
   const hsEmailOf = (activity: HsObject) => {
     const link = hubspot.associations.find((a) => a.fromId === activity.id && a.toType === 'contacts');
     return link ? (hubspot.contacts.get(link.toId)?.properties.email ?? null) : null;
@@ -79,6 +98,8 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
     ...sfTasks.map(sfEmailOf),
     ...closeContacts.map((c) => c.emails[0]?.email),
     ...closeActivities.map((a) => closeEmailOf(a.contact_id)),
+    ...attioPeople.map((p) => attioEmailOf(p.id.record_id)),
+    ...attioActivities.map((a) => attioEmailOf(a.recordId)),
   ].filter((e): e is string => typeof e === 'string');
   const [requestsByEmail, forwarding, webhooks, inbox, faults] = await Promise.all([
     latestRequestByEmail(sandbox, emails),
@@ -136,6 +157,19 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
         detail: excerpt(text(a.body_text) || text(a.note) || (typeof a.status === 'string' ? `status ${a.status}` : '')),
         requestId: byEmail(closeEmailOf(a.contact_id)),
       })),
+    },
+    attio: {
+      contacts: attioPeople.map((p) => {
+        const name = p.values.name?.[0]?.full_name;
+        const linkedin = p.values.linkedin?.[0]?.value;
+        return {
+          at: p.created_at,
+          title: attioEmailOf(p.id.record_id) ?? (text(linkedin) || p.id.record_id),
+          detail: text(name),
+          requestId: byEmail(attioEmailOf(p.id.record_id)),
+        };
+      }),
+      activities: attioActivities.map((a) => ({ at: a.at, title: a.title, detail: excerpt(a.detail), requestId: byEmail(attioEmailOf(a.recordId)) })),
     },
     forwarding: forwarding.map((r) => ({
       at: r.createdAt.toISOString(),

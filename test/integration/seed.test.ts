@@ -98,8 +98,15 @@ describe('seedFixture with a valid fixture', () => {
     const result = await seedFixture(db.prisma, demo, TEST_ENCRYPTION_KEY);
 
     expect(result.accounts).toEqual({ acme: expect.any(Number), globex: expect.any(Number) });
-    expect(Object.keys(result.connections)).toEqual(['acme-hubspot', 'acme-salesforce', 'acme-close', 'acme-old-pipedrive', 'globex-hubspot']);
-    expect(Object.keys(result.sources)).toEqual(['acme-smartlead', 'acme-heyreach', 'acme-instantly', 'acme-close-smartlead', 'globex-lemlist']);
+    expect(Object.keys(result.connections)).toEqual(['acme-hubspot', 'acme-salesforce', 'acme-close', 'acme-attio', 'acme-old-pipedrive', 'globex-hubspot']);
+    expect(Object.keys(result.sources)).toEqual([
+      'acme-smartlead',
+      'acme-heyreach',
+      'acme-instantly',
+      'acme-close-smartlead',
+      'acme-attio-heyreach',
+      'globex-lemlist',
+    ]);
     expect(Object.keys(result.destinations)).toEqual(['acme-crm-mirror', 'acme-replies-slack']);
     expect(Object.keys(result.replyRelays)).toEqual(['acme-rep']);
     expect(Object.keys(result.blocklists)).toEqual(['acme-domains', 'acme-addresses', 'acme-close-unsubscribed']);
@@ -107,8 +114,8 @@ describe('seedFixture with a valid fixture', () => {
     expect(result.webhookEndpoints['acme-ops']).toMatch(/^svcwh_[A-Za-z0-9]{24}$/);
     expect(await rowCounts()).toEqual({
       accounts: 2,
-      connections: 5,
-      sources: 5,
+      connections: 6,
+      sources: 6,
       destinations: 2,
       destination_bindings: 2,
       reply_relays: 1,

@@ -100,6 +100,7 @@ describe('renderSandboxPage', () => {
     hubspot: { contacts: [row], activities: [] },
     salesforce: { contacts: [], activities: [] },
     close: { contacts: [], activities: [] },
+    attio: { contacts: [], activities: [] },
     forwarding: [{ ...row, status: 500, forced: true }],
     webhooks: [{ ...row, requestId: null, eventId: 'svcevt_abc', status: 200, verified: true }],
     inbox: [
