@@ -6,7 +6,8 @@
  *      (30,000) events, while a second connection posts BENCH_NEIGHBOUR_PER_S (5) events a second;
  * (d2) one HubSpot portal at BENCH_SMALL_PER_10S (30) requests per 10 s, BENCH_SMALL_EVENTS (3,000) events;
  * (d3) one Salesforce org capped at BENCH_SF_CONCURRENCY (3) requests in flight, BENCH_SF_EVENTS (3,000) events;
- * (d4) one Close organization at BENCH_CLOSE_PER_S (20: Close's example per key) requests a second, BENCH_CLOSE_EVENTS (500) events.
+ * (d4) one Close organization at BENCH_CLOSE_PER_S (20: Close's example per key) requests a second, BENCH_CLOSE_EVENTS (500) events;
+ * (d5) one Attio workspace at its 100 reads and 25 writes a second, BENCH_ATTIO_EVENTS (1,000) events.
  * Printed against the CRM's own ceiling: events/s, CRM calls per event per step, the share answered 429,
  * the busiest 10 s, requests in flight at once, the neighbour's p50/p95 from acceptance to outcome, lost
  * events and duplicate activities, tasks, companies and associations.
@@ -14,6 +15,7 @@
 import type { CrmKind } from '../src/connectors/crm/kinds.js';
 import type { PrismaClient } from '../src/db/prisma.js';
 import { seedFixture } from '../src/admin/seed.js';
+import { startAttioEmulator, type AttioEmulator } from '../src/emulators/attio.js';
 import { startCloseEmulator, type CloseEmulator } from '../src/emulators/close.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../src/emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../src/emulators/salesforce.js';
@@ -30,6 +32,9 @@ const SF_EVENTS = Math.round(envNumber('BENCH_SF_EVENTS', 3_000));
 const SF_CONCURRENCY = Math.round(envNumber('BENCH_SF_CONCURRENCY', 3));
 const CLOSE_EVENTS = Math.round(envNumber('BENCH_CLOSE_EVENTS', 500));
 const CLOSE_PER_S = Math.round(envNumber('BENCH_CLOSE_PER_S', 20));
+const ATTIO_EVENTS = Math.round(envNumber('BENCH_ATTIO_EVENTS', 1_000));
+/** Attio's documented limits: reads and writes a second. */
+const ATTIO_LIMITS = { reads: 100, writes: 25 };
 const LEADS_PER_COMPANY = Math.round(envNumber('BENCH_LEADS_PER_COMPANY', 3));
 const NEIGHBOUR_PER_S = envNumber('BENCH_NEIGHBOUR_PER_S', 5);
 const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 50));
@@ -73,6 +78,7 @@ export async function crmLimitCases(rig: LimitsRig): Promise<boolean> {
     { label: '(d2)', crm: 'HUBSPOT', events: SMALL_EVENTS, limit: SMALL_PER_10S, target: TARGET.d2, neighbour: false },
     { label: '(d3)', crm: 'SALESFORCE', events: SF_EVENTS, limit: SF_CONCURRENCY, target: undefined, neighbour: false },
     { label: '(d4)', crm: 'CLOSE', events: CLOSE_EVENTS, limit: CLOSE_PER_S, target: undefined, neighbour: false },
+    { label: '(d5)', crm: 'ATTIO', events: ATTIO_EVENTS, limit: ATTIO_LIMITS.writes, target: undefined, neighbour: false },
   ];
   let ok = true;
   for (const c of cases) ok = (await runCase(rig, c)) && ok;
@@ -93,10 +99,25 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
           users: OWNERS.map((o) => ({ id: `user_bench${o.id.padStart(19, '0')}`, email: o.email, first_name: o.firstName, last_name: o.lastName })),
         })
       : undefined;
+  const attio =
+    c.crm === 'ATTIO'
+      ? await startAttioEmulator({
+          tokens: [`${tag}-busy`],
+          limits: ATTIO_LIMITS,
+          members: OWNERS.map((o, i) => ({
+            id: `b0000000-0000-4000-8000-00000000000${i}`,
+            email_address: o.email,
+            first_name: o.firstName,
+            last_name: o.lastName,
+            access_level: 'member' as const,
+          })),
+        })
+      : undefined;
   cleanups.push(async () => {
     await hubspot?.close();
     await salesforce?.close();
     await close?.close();
+    await attio?.close();
   });
   if (hubspot) hubspot.accessTokens.add(`${tag}-neighbour`);
   const seeded = await seedFixture(rig.prisma, fixture(tag, c, salesforce), rig.encryptionKey);
@@ -108,13 +129,16 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
       ? `${c.label} one HubSpot portal at ${c.limit} requests per rolling 10 s (the emulator's limit and the connection's crmRateLimit): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies${c.neighbour ? `; a second connection posts ${NEIGHBOUR_PER_S} events/s meanwhile` : ''}`
       : c.crm === 'SALESFORCE'
         ? `${c.label} one Salesforce org capped at ${c.limit} requests in flight (the emulator answers 403 REQUEST_LIMIT_EXCEEDED past it; the connection's crmRateLimit says the same): ${fmt(events)} events, ${fmt(campaign.leads)} leads`
-        : `${c.label} one Close organization at ${c.limit} requests a second per key and endpoint group (the emulator answers 429 past it; the connection's crmRateLimit says ${c.limit} a second in all): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies`,
+        : c.crm === 'ATTIO'
+          ? `${c.label} one Attio workspace at ${ATTIO_LIMITS.reads} reads and ${ATTIO_LIMITS.writes} writes a second (the emulator answers 429 past them; the connection's crmRateLimit says ${c.limit} a second in all): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies`
+          : `${c.label} one Close organization at ${c.limit} requests a second per key and endpoint group (the emulator answers 429 past it; the connection's crmRateLimit says ${c.limit} a second in all): ${fmt(events)} events, ${fmt(campaign.leads)} leads, ${fmt(campaignCompanies(campaign))} companies`,
   );
 
   const workers = await rig.startWorkers({
     ...(hubspot ? { HUBSPOT: hubspot.url } : {}),
     ...(salesforce ? { SALESFORCE: salesforce.loginUrl } : {}),
     ...(close ? { CLOSE: close.url } : {}),
+    ...(attio ? { ATTIO: attio.url } : {}),
   });
   const [before] = await rig.q<{ id: string }>('SELECT coalesce(max(id), 0)::text AS id FROM requests');
   const cpu = cpuMeter({
@@ -180,12 +204,18 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
   out(`  cpu cores used: ${cores(used)}`);
   const verdicts: boolean[] = [];
   const verdict = (ok: boolean) => (verdicts.push(ok), ok ? 'PASS' : 'FAIL');
-  const calls = hubspot ? hubspot.requests.filter((r) => r.token === `${tag}-busy` || r.token === '') : close ? close.apiRequests() : salesforce!.requests;
+  const calls = hubspot
+    ? hubspot.requests.filter((r) => r.token === `${tag}-busy` || r.token === '')
+    : close
+      ? close.apiRequests()
+      : attio
+        ? attio.apiRequests()
+        : salesforce!.requests;
   const refused = calls.filter((r) => r.status === 429 || r.status === 403).length;
   out(`  CRM calls: ${fmt(calls.length)} (${(calls.length / Math.max(1, written)).toFixed(3)} per event), by step (calls per event):`);
   const bySteps = new Map<string, number>();
   for (const call of calls) {
-    const step = `${call.method} ${call.path.replace(/\/(\d+|[0-9A-Za-z]{18}|[a-z]+_[0-9a-z]+)(?=\/|$)/g, '/:id')} ${call.status}`;
+    const step = `${call.method} ${call.path.replace(/\/(\d+|[0-9A-Za-z]{18}|(?:lead|cont|acti|task|user|orga)_[0-9a-z]+|[0-9a-f]{8}-[0-9a-f-]{27})(?=\/|$)/g, '/:id')} ${call.status}`;
     bySteps.set(step, (bySteps.get(step) ?? 0) + 1);
   }
   for (const [step, n] of [...bySteps].sort((a, b) => b[1] - a[1]))
@@ -200,11 +230,16 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
     out(
       `  busiest 10 s: ${fmt(hubspot.busiestTenSeconds(`${tag}-busy`))} calls outside searches (the portal's limit: ${c.limit}; searches have a limit of their own)`,
     );
-  } else if (close) {
+  } else if (close || attio) {
     out(
       `  answered 429: ${fmt(refused)} of ${fmt(calls.length)} (${((100 * refused) / Math.max(1, calls.length)).toFixed(2)} %, target < ${TARGET.share429 * 100} %): ${verdict(refused / Math.max(1, calls.length) < TARGET.share429)}`,
     );
-    out(`  the floor Close's limit allows: ${(c.limit / Math.max(0.001, calls.length / Math.max(1, written))).toFixed(1)} events/s at these calls per event`);
+    const writes = calls.filter((r) => r.method !== 'GET').length;
+    out(
+      close
+        ? `  the floor Close's limit allows: ${(c.limit / Math.max(0.001, calls.length / Math.max(1, written))).toFixed(1)} events/s at these calls per event`
+        : `  the floor Attio's limits allow: ${(c.limit / Math.max(0.001, writes / Math.max(1, written))).toFixed(1)} events/s at these writes per event (${(writes / Math.max(1, written)).toFixed(3)}; our one budget counts reads too)`,
+    );
   } else {
     out(`  answered 403 REQUEST_LIMIT_EXCEEDED: ${fmt(refused)}: ${verdict(refused === 0)}`);
     out(`  requests in flight at once, at most: ${salesforce!.peakConcurrency} (the cap: ${c.limit}): ${verdict(salesforce!.peakConcurrency <= c.limit)}`);
@@ -217,7 +252,9 @@ async function runCase(rig: LimitsRig, c: Case): Promise<boolean> {
     ? hubspotDuplicates(hubspot, tag, written)
     : close
       ? closeDuplicates(close, tag, written)
-      : salesforceDuplicates(salesforce!, written);
+      : attio
+        ? attioDuplicates(attio, tag, written)
+        : salesforceDuplicates(salesforce!, written);
   for (const [what, n] of Object.entries(duplicates)) out(`  duplicate ${what}: ${fmt(n)}: ${verdict(n === 0)}`);
   if (c.neighbour) {
     const rows = await rig.q<{ ms: number | null; at: number }>(
@@ -293,6 +330,18 @@ function hubspotDuplicates(hubspot: HubspotEmulator, tag: string, written: numbe
   };
 }
 
+/** Written more than once in the Attio emulator: notes and tasks (one each per event), people by email, companies by domain. */
+function attioDuplicates(attio: AttioEmulator, tag: string, written: number): Record<string, number> {
+  const people = [...attio.records.people.values()].map((p) => String(p.values.email_addresses?.[0]?.email_address)).filter((e) => e.includes(`-${tag}-`));
+  const companies = [...attio.records.companies.values()].map((c) => String(c.values.domains?.[0]?.domain)).filter((d) => d.includes(`-${tag}-`));
+  return {
+    'notes (beyond one per event)': Math.max(0, attio.notes.size - written),
+    'tasks (beyond one per event)': Math.max(0, attio.tasks.size - written),
+    people: people.length - new Set(people).size,
+    companies: companies.length - new Set(companies).size,
+  };
+}
+
 /** Written more than once in the Close emulator: activities and tasks (one each per event), contacts by email, leads by domain. */
 function closeDuplicates(close: CloseEmulator, tag: string, written: number): Record<string, number> {
   const contacts = [...close.contacts.values()].filter((c) => c.emails[0]?.email.includes(`-${tag}-`));
@@ -340,7 +389,9 @@ function fixture(tag: string, c: Case, salesforce: SalesforceEmulator | undefine
             crmRateLimit: { maxConcurrency: c.limit },
             sources,
           }
-        : { ref: 'busy', crm: 'CLOSE', credentials: { apiKey: `${tag}-busy` }, crmRateLimit: { requestsPerSecond: c.limit }, sources };
+        : c.crm === 'CLOSE'
+          ? { ref: 'busy', crm: 'CLOSE', credentials: { apiKey: `${tag}-busy` }, crmRateLimit: { requestsPerSecond: c.limit }, sources }
+          : { ref: 'busy', crm: 'ATTIO', credentials: { accessToken: `${tag}-busy` }, crmRateLimit: { requestsPerSecond: c.limit }, sources };
   // Another customer's portal, with the same plan (and limit) on the same HubSpot.
   const neighbour = {
     ref: 'neighbour',

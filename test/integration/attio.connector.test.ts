@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
 import { createHttpClient, type HttpClient } from '../../src/connectors/http/client.js';
+import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { startAttioEmulator, type AttioEmulator } from '../../src/emulators/attio.js';
 import { ALL_OPTIONS, connector, crmEvent, NO_OPTIONS, recorder, thrown } from '../support/crm-run.js';
 import { crmUrls } from '../support/worker.js';
@@ -59,6 +60,20 @@ describe('Attio connector', () => {
     expect(note?.content_markdown).toContain('**Campaign:** Q3 outbound');
     expect(outcome.result).toMatchObject({ crm: 'ATTIO', recordId: person!.id.record_id, personCreated: true, noteId: note!.id.note_id });
     expect(rec.lasts.at(-1)).toBe(true);
+  });
+
+  it('writes every canonical event type as a note on the person, with its task', async () => {
+    const writer = attioConnector();
+    for (const eventType of Object.keys(EVENT_TYPES)) {
+      const direction = EVENT_TYPES[eventType as keyof typeof EVENT_TYPES].reply ? 'inbound' : 'outbound';
+      const outcome = await writer.write(recorder(crmEvent({ eventType, direction }), { ...NO_OPTIONS, createOrUpdateTask: true }).run);
+      expect(outcome.status, eventType).toBe('success');
+    }
+
+    expect(attio.records.people.size).toBe(1);
+    expect(attio.notes.size).toBe(Object.keys(EVENT_TYPES).length);
+    expect(attio.tasks.size).toBe(Object.keys(EVENT_TYPES).length);
+    expect([...attio.notes.values()].map((n) => n.title)).toContain('[smartlead] Email reply: Quick question');
   });
 
   it("never overwrites what a rep wrote: an existing person's name and other addresses stay", async () => {

@@ -3,13 +3,14 @@ import { CrmError } from '../errors.js';
 import { stepsOf } from '../lockstep.js';
 import { asRecord } from '../records.js';
 import type { ConnectorDeps } from '../session.js';
+import { SingleFlight } from '../shared-calls.js';
 import { sideStep } from '../side-step.js';
 import { StateBook } from '../state-book.js';
 import type { CrmConnector, CrmEvent, CrmOutcome, CrmRun, CrmWarning } from '../types.js';
 import type { AttioCredentials } from './credentials.js';
 import { followUpTask, note, personName, socialProfile } from './fields.js';
 import { readAttioList } from './lists.js';
-import { assertCompany, assertPerson, findPersonByProfile, isActiveMember, recordOf, textOf } from './lookups.js';
+import { assertCompany, assertPerson, findPersonByProfile, isActiveMember, recordOf, rememberNamed } from './lookups.js';
 import { AttioSession } from './session.js';
 
 /**
@@ -116,19 +117,21 @@ async function writeEvent(api: AttioSession, run: CrmRun, deps: ConnectorDeps): 
 }
 
 /** The company of the domain, asserted; named after the event's company when Attio has no name for it. */
-async function company(api: AttioSession, event: CrmEvent, domain: string): Promise<string> {
-  const asserted = await assertCompany(api, domain);
+function company(api: AttioSession, event: CrmEvent, domain: string): Promise<string> {
   const name = event.company?.trim();
-  if (!asserted.known && name && !(asserted.values.name ?? []).some((v) => textOf(v) !== '')) {
-    await api.data('company', {
-      method: 'PATCH',
-      path: `/objects/companies/records/${asserted.recordId}`,
-      json: { data: { values: { name } } },
-      idempotent: true,
-    });
-  }
-  return asserted.recordId;
+  // The syncs of one domain at once: one assert, and one naming (by the first event that names it) for all.
+  return COMPANIES.run(`${api.memoryKey()}\n${domain}\n${name ? 'named' : ''}`, async () => {
+    const asserted = await assertCompany(api, domain);
+    if (!asserted.named && name) {
+      const path = `/objects/companies/records/${asserted.recordId}`;
+      await api.data('company', { method: 'PATCH', path, json: { data: { values: { name } } }, idempotent: true });
+      rememberNamed(api, domain, asserted.recordId);
+    }
+    return asserted.recordId;
+  });
 }
+
+const COMPANIES = new SingleFlight<string>();
 
 /**
  * By email: asserted (found or created by Attio in one call). Social-only: found by its LinkedIn URL, else
@@ -137,9 +140,12 @@ async function company(api: AttioSession, event: CrmEvent, domain: string): Prom
 async function findOrCreatePerson(api: AttioSession, event: CrmEvent, companyId: string | undefined): Promise<{ recordId: string; created: boolean }> {
   const email = event.email?.trim().toLowerCase();
   if (email) {
-    const person = await assertPerson(api, email);
-    if (!person.known) await fillIn(api, person.recordId, person.values, event, companyId);
-    return { recordId: person.recordId, created: person.created };
+    // The syncs of one new person at once: one assert and one fill-in for all of them.
+    return PEOPLE.run(`${api.memoryKey()}\n${email}`, async () => {
+      const person = await assertPerson(api, email);
+      if (!person.known) await fillIn(api, person.recordId, person.values, event, companyId);
+      return { recordId: person.recordId, created: person.created };
+    });
   }
   const profile = socialProfile(event);
   const slug = profile.canonical.replace(/^https:\/\/[^/]+\//, '');
@@ -153,6 +159,8 @@ async function findOrCreatePerson(api: AttioSession, event: CrmEvent, companyId:
   );
   return { recordId: made.recordId, created: true };
 }
+
+const PEOPLE = new SingleFlight<{ recordId: string; created: boolean }>();
 
 /** A `PATCH` of what the person lacks and we know: the name, the profile URL, the company. */
 async function fillIn(api: AttioSession, recordId: string, values: Record<string, unknown[]>, event: CrmEvent, companyId: string | undefined): Promise<void> {

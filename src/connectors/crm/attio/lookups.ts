@@ -42,11 +42,14 @@ export async function assertPerson(api: AttioSession, email: string): Promise<At
   return { ...record, known: false, created: Date.parse(record.createdAt) >= asked - CLOCK_SKEW_MS };
 }
 
-/** The company of a domain, asserted by `domains` alone; once for the syncs of one domain; remembered. */
-export async function assertCompany(api: AttioSession, domain: string): Promise<AttioRecordView & { known: boolean }> {
+/**
+ * The company of a domain, asserted by `domains` alone, once for the syncs of one domain, and whether it
+ * has a name; remembered by the connection.
+ */
+export async function assertCompany(api: AttioSession, domain: string): Promise<{ recordId: string; named: boolean }> {
   const key = remembered(api.memoryKey(), 'company', domain);
   const known = ATTIO_MEMORY.companies.get(key);
-  if (known) return { recordId: known.recordId, values: {}, createdAt: '', known: true };
+  if (known) return known;
   const record = await ASSERTS.run(key, async () =>
     recordOf(
       await api.data('company', {
@@ -59,8 +62,14 @@ export async function assertCompany(api: AttioSession, domain: string): Promise<
       'company',
     ),
   );
-  ATTIO_MEMORY.companies.set(key, { recordId: record.recordId });
-  return { ...record, known: false };
+  const company = { recordId: record.recordId, named: (record.values.name ?? []).some((v) => textOf(v) !== '') };
+  ATTIO_MEMORY.companies.set(key, company);
+  return company;
+}
+
+/** Remembers that the connection named a domain's company. */
+export function rememberNamed(api: AttioSession, domain: string, recordId: string): void {
+  ATTIO_MEMORY.companies.set(remembered(api.memoryKey(), 'company', domain), { recordId, named: true });
 }
 
 const ASSERTS = new SingleFlight<AttioRecordView>();
