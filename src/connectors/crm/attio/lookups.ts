@@ -125,7 +125,7 @@ export function recordOf(body: unknown, what: string): AttioRecordView {
 }
 
 /** A text attribute value's text. */
-export function textOf(value: unknown): string {
+function textOf(value: unknown): string {
   const v = asRecord(value);
   return typeof v.value === 'string' ? v.value : '';
 }
