@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_SCOPES } from '../../src/connectors/crm/hubspot/oauth.js';
 import { CONNECT_STATE_TTL_MS, signConnectState } from '../../src/domain/connect-state.js';
 import { openSecret } from '../../src/domain/secrets.js';
+import { startAttioEmulator, type AttioEmulator } from '../../src/emulators/attio.js';
+import { startCloseEmulator, type CloseEmulator } from '../../src/emulators/close.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../../src/emulators/salesforce.js';
 import { seedTestAccounts, type TestAccounts } from '../support/accounts.js';
@@ -22,6 +24,8 @@ import { eventually, startTestWorker } from '../support/worker.js';
 
 const HUBSPOT_APP = { clientId: 'hs-app-client-0001', clientSecret: 'hs-app-secret-do-not-leak' };
 const SALESFORCE_APP = { clientId: '3MVG9connect.test.key', clientSecret: 'sf-app-secret-do-not-leak' };
+const CLOSE_APP = { clientId: 'close-connect-client', clientSecret: 'close-app-secret-do-not-leak' };
+const ATTIO_APP = { clientId: 'attio-connect-client', clientSecret: 'attio-app-secret-do-not-leak' };
 const STATE_KEY = Buffer.alloc(32, 0x5c);
 /** What startTestServer names as BASE_URL: links and redirect URIs are below it. */
 const PUBLIC = 'http://api.test.local';
@@ -30,6 +34,8 @@ let db: TestDatabase;
 let seeded: TestAccounts;
 let hubspot: HubspotEmulator;
 let salesforce: SalesforceEmulator;
+let closeCrm: CloseEmulator;
+let attio: AttioEmulator;
 let server: TestServer;
 let bare: TestServer;
 let worker: { stop(): Promise<void> };
@@ -45,6 +51,8 @@ beforeAll(async () => {
   seeded = await seedTestAccounts(db.prisma);
   hubspot = await startHubspotEmulator({ ...HUBSPOT_APP, portal: { portalId: 4_040_404, hubDomain: 'acme.test' } });
   salesforce = await startSalesforceEmulator(SALESFORCE_APP);
+  closeCrm = await startCloseEmulator(CLOSE_APP);
+  attio = await startAttioEmulator(ATTIO_APP);
   logs.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')));
   server = await startTestServer(
     db,
@@ -56,6 +64,14 @@ beforeAll(async () => {
       SALESFORCE_LOGIN_URL: salesforce.loginUrl,
       SALESFORCE_CLIENT_ID: SALESFORCE_APP.clientId,
       SALESFORCE_CLIENT_SECRET: SALESFORCE_APP.clientSecret,
+      CLOSE_BASE_URL: closeCrm.url,
+      CLOSE_APP_URL: closeCrm.url,
+      CLOSE_CLIENT_ID: CLOSE_APP.clientId,
+      CLOSE_CLIENT_SECRET: CLOSE_APP.clientSecret,
+      ATTIO_BASE_URL: attio.url,
+      ATTIO_APP_URL: attio.url,
+      ATTIO_CLIENT_ID: ATTIO_APP.clientId,
+      ATTIO_CLIENT_SECRET: ATTIO_APP.clientSecret,
       CONNECT_STATE_KEY: STATE_KEY.toString('hex'),
       OUTBOUND_ALLOW_PRIVATE: 'true',
     },
@@ -63,7 +79,7 @@ beforeAll(async () => {
   );
   // The same service without any CRM app (and no sandbox): nothing can be connected by OAuth there.
   bare = await startTestServer(db, { CONNECT_STATE_KEY: STATE_KEY.toString('hex'), HUBSPOT_BASE_URL: hubspot.url });
-  worker = await startTestWorker(db.url, { urls: { HUBSPOT: hubspot.url, SALESFORCE: salesforce.loginUrl } });
+  worker = await startTestWorker(db.url, { urls: { HUBSPOT: hubspot.url, SALESFORCE: salesforce.loginUrl, CLOSE: closeCrm.url, ATTIO: attio.url } });
 });
 
 afterAll(async () => {
@@ -72,6 +88,8 @@ afterAll(async () => {
   await bare?.close();
   await hubspot?.close();
   await salesforce?.close();
+  await closeCrm?.close();
+  await attio?.close();
   await db?.drop();
 });
 
@@ -362,6 +380,53 @@ describe('Salesforce', () => {
   });
 });
 
+describe('Close', () => {
+  it('connects: the organization named by the token answer, the rotating refresh token sealed, and an event written', async () => {
+    const created = await createConnection('CLOSE');
+    const flow = await consent(created.connectLink.url, 'allow');
+    expect(`${flow.authorize.origin}${flow.authorize.pathname}`).toBe(`${closeCrm.url}/oauth2/authorize/`);
+    expect(Object.fromEntries(flow.authorize.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: CLOSE_APP.clientId,
+      redirect_uri: `${PUBLIC}/connect/close/callback`,
+    });
+    expect(flow.page).toMatchObject({ status: 200, outcome: 'connected' });
+    expect(flow.page.html).toContain(`Close organization Seller Inc (${closeCrm.organization.id}) is now connected`);
+
+    const row = await connectionRow(created.connection.id);
+    expect(row).toMatchObject({ status: 'ready', organizationId: closeCrm.organization.id, tokenExpiresAt: expect.any(Date) });
+    const credentials = JSON.parse(openSecret(TEST_ENCRYPTION_KEY, row.credentialsEncrypted!)) as Record<string, string>;
+    expect(credentials).toMatchObject({ clientId: CLOSE_APP.clientId, clientSecret: CLOSE_APP.clientSecret, expiresAt: expect.any(String) });
+    expect(closeCrm.accessTokens.has(credentials.accessToken!)).toBe(true);
+    expect(closeCrm.refreshTokens.has(credentials.refreshToken!)).toBe(true);
+
+    const sync = await syncOfEvent(created.connection.id, 'jane@connected-close.test');
+    expect([sync.status, sync.error]).toEqual(['success', null]);
+    expect(closeCrm.contactsByEmail('jane@connected-close.test')).toHaveLength(1);
+  });
+});
+
+describe('Attio', () => {
+  it('connects: the code exchanged at the app host, the workspace read by introspection, and an event written', async () => {
+    const created = await createConnection('ATTIO');
+    const flow = await consent(created.connectLink.url, 'allow');
+    expect(`${flow.authorize.origin}${flow.authorize.pathname}`).toBe(`${attio.url}/authorize`);
+    expect(flow.authorize.searchParams.get('scope')).toContain('record_permission:read-write');
+    expect(flow.page).toMatchObject({ status: 200, outcome: 'connected' });
+    expect(flow.page.html).toContain(`Attio workspace Seller Inc (${attio.workspace.id}) is now connected`);
+
+    const row = await connectionRow(created.connection.id);
+    expect(row).toMatchObject({ status: 'ready', organizationId: attio.workspace.id, tokenExpiresAt: null });
+    const credentials = JSON.parse(openSecret(TEST_ENCRYPTION_KEY, row.credentialsEncrypted!)) as Record<string, string>;
+    expect(Object.keys(credentials)).toEqual(['accessToken']);
+    expect(attio.tokens.has(credentials.accessToken!)).toBe(true);
+
+    const sync = await syncOfEvent(created.connection.id, 'jane@connected-attio.test');
+    expect([sync.status, sync.error]).toEqual(['success', null]);
+    expect(attio.peopleByEmail('jane@connected-attio.test')).toHaveLength(1);
+  });
+});
+
 describe('refused states, declined consent and failed exchanges change nothing', () => {
   /** The connection's row and the spent states, to compare before and after. */
   const snapshot = async (id: number) => ({ connection: await connectionRow(id), states: await db.query('SELECT nonce FROM connect_states ORDER BY nonce') });
@@ -489,10 +554,19 @@ describe('the mutations', () => {
 
 /** The apps' secrets and every token and code the CRMs issued: none may be in an answer, page, audit row or log line. */
 function assertNoSecret(text: string): void {
-  const tokens = [...hubspot.accessTokens, ...hubspot.refreshTokens, ...salesforce.accessTokens, ...salesforce.refreshTokens];
+  const tokens = [
+    ...hubspot.accessTokens,
+    ...hubspot.refreshTokens,
+    ...salesforce.accessTokens,
+    ...salesforce.refreshTokens,
+    ...closeCrm.accessTokens,
+    ...closeCrm.refreshTokens,
+    ...attio.tokens,
+  ];
   const codes = callbacks.flatMap((url) => new URL(url).searchParams.getAll('code'));
   expect(tokens.length + codes.length).toBeGreaterThan(10);
-  for (const secret of [HUBSPOT_APP.clientSecret, SALESFORCE_APP.clientSecret, ...tokens, ...codes]) expect(text).not.toContain(secret);
+  for (const secret of [HUBSPOT_APP.clientSecret, SALESFORCE_APP.clientSecret, CLOSE_APP.clientSecret, ATTIO_APP.clientSecret, ...tokens, ...codes])
+    expect(text).not.toContain(secret);
 }
 
 it('no answer or log line carries a secret', () => {
