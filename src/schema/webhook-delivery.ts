@@ -108,17 +108,21 @@ builder.mutationField('replayWebhookDelivery', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       const endpoint = await findEndpoint(ctx, args.endpointId, 'write', true);
-      // One statement: the original's lookup, the new delivery and the endpoint's sending loop.
-      const [row] = await ctx.prisma.$queryRaw<{ id: bigint | null }[]>`
+      // The answer is the delivery as created: read before the commit lets the sending loop at it (read
+      // after, it could already show the loop's first attempt).
+      return ctx.prisma.$transaction(async (tx) => {
+        // One statement: the original's lookup, the new delivery and the endpoint's sending loop.
+        const [row] = await tx.$queryRaw<{ id: bigint | null }[]>`
         WITH original AS (
           SELECT id, event_id FROM webhook_deliveries WHERE public_id = ${args.deliveryId} AND endpoint_id = ${endpoint.id}
         ),
         replay AS (${newDeliveriesSql(sql`(SELECT ${endpoint.id}::int AS endpoint_id, event_id, id AS replay_of_delivery_id FROM original) t`)}),
         sending AS (SELECT (${queueWebhookSendingSql(sql`replay`)}) AS n WHERE EXISTS (SELECT 1 FROM replay))
         SELECT (SELECT id FROM replay) AS id, (SELECT n FROM sending) AS queued`;
-      if (row?.id == null) throw serviceError('NOT_FOUND', `Webhook delivery ${args.deliveryId} not found`);
-      const [replay] = await ctx.prisma.$queryRaw<WebhookDeliveryRecord[]>`SELECT ${COLUMNS} FROM ${raw(DELIVERIES)} WHERE id = ${row.id}`;
-      return replay!;
+        if (row?.id == null) throw serviceError('NOT_FOUND', `Webhook delivery ${args.deliveryId} not found`);
+        const [replay] = await tx.$queryRaw<WebhookDeliveryRecord[]>`SELECT ${COLUMNS} FROM ${raw(DELIVERIES)} WHERE id = ${row.id}`;
+        return replay!;
+      });
     },
   }),
 );
