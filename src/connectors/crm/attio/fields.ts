@@ -1,6 +1,5 @@
-import { normalizeProfileUrl, type Profile } from '../../../domain/profile-url.js';
-import { CrmError } from '../errors.js';
-import { eventLabel, truncate } from '../text.js';
+import type { Profile } from '../../../domain/profile-url.js';
+import { eventLabel, socialProfileOf, truncate } from '../text.js';
 import type { CrmEvent } from '../types.js';
 
 /** What Attio is sent for one event, built from the event alone (pure). */
@@ -52,9 +51,7 @@ export function followUpTask(event: CrmEvent, recordId: string, assignee: string
 }
 
 export function socialProfile(event: CrmEvent): Profile {
-  const parsed = normalizeProfileUrl(event.profileUrl ?? event.identity);
-  if (!parsed.ok) throw new CrmError('rejected', `Attio contact failed: the event has no email and ${parsed.reason}`);
-  return parsed.profile;
+  return socialProfileOf(event, 'Attio');
 }
 
 /** Text from a sequencer, its markdown characters escaped: a reply quoting `*` or `#` stays what it said. */

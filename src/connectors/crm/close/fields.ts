@@ -1,6 +1,5 @@
-import { normalizeProfileUrl, type Profile } from '../../../domain/profile-url.js';
-import { CrmError } from '../errors.js';
-import { eventLabel, truncate } from '../text.js';
+import type { Profile } from '../../../domain/profile-url.js';
+import { eventDescription, eventLabel, socialProfileOf, truncate } from '../text.js';
 import type { CrmEvent } from '../types.js';
 
 /** What Close is sent for one event, built from the event alone (pure). */
@@ -60,7 +59,7 @@ export function noteActivity(event: CrmEvent, ids: { leadId: string; contactId: 
     contact_id: ids.contactId,
     ...(ids.userId ? { user_id: ids.userId } : {}),
     title: noteTitle(event),
-    note: truncate(description(event), BODY_MAX),
+    note: truncate(eventDescription(event), BODY_MAX),
     activity_at: event.occurredAt.toISOString(),
   };
 }
@@ -85,18 +84,7 @@ export function followUpTask(
 }
 
 export function socialProfile(event: CrmEvent): Profile {
-  const parsed = normalizeProfileUrl(event.profileUrl ?? event.identity);
-  if (!parsed.ok) throw new CrmError('rejected', `Close contact failed: the event has no email and ${parsed.reason}`);
-  return parsed.profile;
-}
-
-function description(event: CrmEvent): string {
-  const lines = [`${eventLabel(event.eventType)} (${event.platform})`];
-  if (event.campaignName) lines.push(`Campaign: ${event.campaignName}`);
-  if (event.profileUrl) lines.push(`Profile: ${event.profileUrl}`);
-  if (event.subject) lines.push(`Subject: ${event.subject}`);
-  if (event.text) lines.push('', event.text);
-  return lines.join('\n');
+  return socialProfileOf(event, 'Close');
 }
 
 /** `"Name" <email>`, the form Close's `sender` takes; the email alone without a name. */

@@ -1,7 +1,6 @@
 import { eventTraits } from '../../../domain/event-types.js';
-import { normalizeProfileUrl } from '../../../domain/profile-url.js';
-import { CrmError } from '../errors.js';
-import { eventLabel, truncate } from '../text.js';
+import type { Profile } from '../../../domain/profile-url.js';
+import { eventDescription, eventLabel, socialProfileOf, truncate } from '../text.js';
 import type { CrmEvent } from '../types.js';
 
 const SUBJECT_MAX = 255;
@@ -15,7 +14,7 @@ export function activityTask(event: CrmEvent, whoId: string, ownerId: string | n
   const fields: TaskFields = {
     WhoId: whoId,
     Subject: truncate(`[${event.platform}] ${eventLabel(event.eventType)}${event.subject ? `: ${event.subject}` : ''}`, SUBJECT_MAX),
-    Description: truncate(description(event), DESCRIPTION_MAX),
+    Description: truncate(eventDescription(event), DESCRIPTION_MAX),
     ActivityDate: isoDate(event.occurredAt),
     Status: 'Completed',
     Priority: 'Normal',
@@ -29,7 +28,7 @@ export function followUpTask(event: CrmEvent, whoId: string, ownerId: string | n
   const fields: TaskFields = {
     WhoId: whoId,
     Subject: truncate(`Follow up: ${eventLabel(event.eventType)}${event.subject ? ` - ${event.subject}` : ''}`, SUBJECT_MAX),
-    Description: truncate(description(event), DESCRIPTION_MAX),
+    Description: truncate(eventDescription(event), DESCRIPTION_MAX),
     ActivityDate: isoDate(new Date(event.occurredAt.getTime() + 24 * 3600_000)),
     Status: 'Not Started',
     Priority: 'Normal',
@@ -53,19 +52,8 @@ export function personFields(event: CrmEvent, type: 'Contact' | 'Lead', ownerId:
   return fields;
 }
 
-function description(event: CrmEvent): string {
-  const lines = [`${eventLabel(event.eventType)} (${event.platform})`];
-  if (event.campaignName) lines.push(`Campaign: ${event.campaignName}`);
-  if (event.profileUrl) lines.push(`Profile: ${event.profileUrl}`);
-  if (event.subject) lines.push(`Subject: ${event.subject}`);
-  if (event.text) lines.push('', event.text);
-  return lines.join('\n');
-}
-
-export function socialProfile(event: CrmEvent) {
-  const parsed = normalizeProfileUrl(event.profileUrl ?? event.identity);
-  if (!parsed.ok) throw new CrmError('rejected', `Salesforce contact failed: the event has no email and ${parsed.reason}`);
-  return parsed.profile;
+export function socialProfile(event: CrmEvent): Profile {
+  return socialProfileOf(event, 'Salesforce');
 }
 
 function isoDate(date: Date): string {
