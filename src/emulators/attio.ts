@@ -217,7 +217,7 @@ export class AttioEmulator {
         return answer(fault.status, fault.body ?? faultBody(fault.status), retryAfter);
       }
       if (!token || !this.tokens.has(token)) return answer(401, error(401, 'auth_error', 'unauthorized', 'Invalid or revoked access token'));
-      const limited = this.rateLimit(token, method);
+      const limited = this.rateLimit(method);
       if (limited) return answer(429, faultBody(429), { 'retry-after': limited });
       const json = text === '' ? {} : parseJson(text);
       if (json === INVALID_JSON) return answer(400, error(400, 'invalid_request_error', 'validation_type', 'Body is not valid JSON'));
@@ -234,13 +234,12 @@ export class AttioEmulator {
     }
   }
 
-  /** Attio's limits: reads and writes a second; past them a 429 whose Retry-After is the next second, as an HTTP date. */
-  private rateLimit(token: string, method: string): string | undefined {
+  /** Attio's limits, per workspace: reads and writes a second; past them a 429 whose Retry-After is the next second, as an HTTP date. */
+  private rateLimit(method: string): string | undefined {
     if (!this.limits) return undefined;
     const kind = method === 'GET' || method === 'HEAD' ? 'reads' : 'writes';
     const now = Date.now();
     const key = `${this.workspace.id}\n${kind}`;
-    void token;
     const recent = (this.windows.get(key) ?? []).filter((at) => at > now - WINDOW_MS);
     if (recent.length >= this.limits[kind]) return new Date(recent[0]! + WINDOW_MS + 999).toUTCString();
     recent.push(now);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CrmError } from '../errors.js';
 import { asRecord } from '../records.js';
 import type { ListRead } from '../types.js';
+import { searchPages } from './lookups.js';
 
 /**
  * A Close block list source (the fixture format): `{}` reads the organisation's unsubscribed emails;
@@ -25,7 +26,6 @@ interface CloseApi {
 }
 
 const PAGE = 100;
-const SEARCH_PAGE = 200;
 
 /**
  * The addresses of a Close block list, a page at a time: the unsubscribed emails (`GET /unsubscribe/email/`,
@@ -57,15 +57,11 @@ export async function* readCloseList(api: CloseApi, read: ListRead): AsyncGenera
       { type: 'saved_search', saved_search_id: view },
     ],
   };
-  let cursor: string | null = null;
-  do {
-    const json: Record<string, unknown> = { query, _fields: { contact: ['id', 'emails'] }, _limit: SEARCH_PAGE, ...(cursor ? { cursor } : {}) };
-    const page = await api.json('block list', { method: 'POST', path: '/data/search/', json, idempotent: true });
-    yield rows(page)
+  for await (const contacts of searchPages(api, 'block list', 'contact', query, ['id', 'emails'])) {
+    yield contacts
       .flatMap((contact) => (Array.isArray(contact.emails) ? contact.emails.map(asRecord).map((e) => e.email) : []))
       .filter((e): e is string => typeof e === 'string' && e !== '');
-    cursor = typeof page.cursor === 'string' && page.cursor !== '' ? page.cursor : null;
-  } while (cursor);
+  }
 }
 
 function rows(page: Record<string, unknown>): Record<string, unknown>[] {

@@ -40,7 +40,7 @@ export async function findContactByUrl(api: CloseSession, variants: string[]): P
       { type: 'or', queries: variants.map((url) => related('contact', 'contact_url', 'url', url)) },
     ],
   };
-  for await (const hit of search(api, 'contact', query, ['id', 'lead_id', 'urls'])) {
+  for await (const hit of search(api, 'contact', 'contact', query, ['id', 'lead_id', 'urls'])) {
     const urls = Array.isArray(hit.urls) ? hit.urls.map(asRecord) : [];
     if (urls.some((u) => typeof u.url === 'string' && wanted.has(u.url.toLowerCase())) && typeof hit.lead_id === 'string')
       return { contactId: String(hit.id), leadId: hit.lead_id };
@@ -67,7 +67,7 @@ export async function findLeadByDomain(api: CloseSession, domain: string): Promi
       },
     ],
   };
-  for await (const hit of search(api, 'company', query, ['id', 'url'])) {
+  for await (const hit of search(api, 'company', 'lead', query, ['id', 'url'])) {
     if (typeof hit.url === 'string' && hostOf(hit.url) === domain) {
       rememberLead(api, domain, String(hit.id));
       return String(hit.id);
@@ -123,7 +123,7 @@ async function searchEmails(items: EmailLookup[]): Promise<(KnownContact | undef
     ],
   };
   const found = new Map<string, KnownContact>();
-  for await (const hit of search(api, 'contact', query, ['id', 'lead_id', 'emails', 'date_created'])) {
+  for await (const hit of search(api, 'contact', 'contact', query, ['id', 'lead_id', 'emails', 'date_created'])) {
     if (typeof hit.lead_id !== 'string') continue;
     for (const entry of Array.isArray(hit.emails) ? hit.emails.map(asRecord) : []) {
       const email = typeof entry.email === 'string' ? entry.email.toLowerCase() : undefined;
@@ -147,14 +147,33 @@ function related(thisType: string, relatedType: string, field: string, value: st
   };
 }
 
-/** Every hit of an Advanced Filtering query, page after page (`cursor`), with `fields` of the object type. */
-async function* search(api: CloseSession, step: string, query: unknown, fields: string[]): AsyncGenerator<Record<string, unknown>> {
-  const objectType = step === 'company' ? 'lead' : 'contact';
+/** Every hit of an Advanced Filtering query for `objectType`, with those `fields`. */
+async function* search(
+  api: CloseSession,
+  step: string,
+  objectType: 'contact' | 'lead',
+  query: unknown,
+  fields: string[],
+): AsyncGenerator<Record<string, unknown>> {
+  for await (const page of searchPages(api, step, objectType, query, fields)) yield* page;
+}
+
+/**
+ * The hits of an Advanced Filtering query for `objectType`, a page (`_limit` 200) at a time following the
+ * answer's `cursor`, with those `fields` (what a list reader needs of a session will do: its `json` call).
+ */
+export async function* searchPages(
+  api: Pick<CloseSession, 'json'>,
+  step: string,
+  objectType: 'contact' | 'lead',
+  query: unknown,
+  fields: string[],
+): AsyncGenerator<Record<string, unknown>[]> {
   let cursor: string | null = null;
   do {
     const json: Record<string, unknown> = { query, _fields: { [objectType]: fields }, _limit: SEARCH_PAGE, ...(cursor ? { cursor } : {}) };
     const page = await api.json(step, { method: 'POST', path: '/data/search/', json, idempotent: true });
-    for (const hit of Array.isArray(page.data) ? page.data.map(asRecord) : []) yield hit;
+    yield Array.isArray(page.data) ? page.data.map(asRecord) : [];
     cursor = typeof page.cursor === 'string' && page.cursor !== '' ? page.cursor : null;
   } while (cursor);
 }
