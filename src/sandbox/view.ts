@@ -212,7 +212,12 @@ function digits(value: string | undefined): string | null {
 }
 
 function newest<T>(rows: T[], at: (row: T) => string): T[] {
-  return rows.sort((a, b) => at(b).localeCompare(at(a))).slice(0, ROWS);
+  // Rows come oldest first; reversed before the stable sort, rows stamped in the same millisecond (a replay
+  // after a restart applies a day's requests at once) keep newest first, as they were shown before it.
+  return rows
+    .reverse()
+    .sort((a, b) => at(b).localeCompare(at(a)))
+    .slice(0, ROWS);
 }
 
 function excerpt(value: string): string {
