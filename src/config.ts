@@ -102,7 +102,7 @@ export interface BlocklistConfig {
 
 /** The sequencers' production APIs and the documented refresh, where a worker is given none (tests). */
 export const DEFAULT_BLOCKLISTS: BlocklistConfig = {
-  pushUrls: Object.fromEntries(PUSH_SEQUENCERS.map(({ platform, blocklistPush }) => [platform, blocklistPush.endpoint.default])),
+  pushUrls: Object.fromEntries(PUSH_SEQUENCERS.flatMap(({ platform, blocklistPush: { endpoint } }) => (endpoint ? [[platform, endpoint.default]] : []))),
   refreshMinutes: 60,
 };
 
@@ -222,7 +222,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       }),
     ),
     connectStateKey: e.CONNECT_STATE_KEY,
-    blocklistPushUrls: Object.fromEntries(PUSH_SEQUENCERS.map(({ platform, blocklistPush }) => [platform, endpoint(blocklistPush.endpoint)])),
+    blocklistPushUrls: Object.fromEntries(
+      PUSH_SEQUENCERS.flatMap(({ platform, blocklistPush: push }) => (push.endpoint ? [[platform, endpoint(push.endpoint)]] : [])),
+    ),
     blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,
     forwarding: {
       retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
@@ -351,7 +353,7 @@ function definitionVariables(): Record<string, z.ZodType<string | number | undef
   return Object.fromEntries<z.ZodType<string | number | undefined>>([
     ...CRM_KINDS.map((kind) => url(CRMS[kind].endpoint)),
     ...CRM_KINDS.map((kind) => budget(CRMS[kind].budget)),
-    ...PUSH_SEQUENCERS.map(({ blocklistPush }) => url(blocklistPush.endpoint)),
+    ...PUSH_SEQUENCERS.flatMap(({ blocklistPush }) => (blocklistPush.endpoint ? [url(blocklistPush.endpoint)] : [])),
     ...CRM_KINDS.flatMap((kind) => {
       const own = CRMS[kind].oauth.authorize.endpoint;
       return own ? [url(own)] : [];

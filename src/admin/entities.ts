@@ -76,9 +76,18 @@ export const crmObject = z.record(z.string(), z.unknown(), { error: 'must be an 
  * sequencer's credentials are SequencerCredentials, hence the cast.
  */
 const sequencerSchema = z
-  .object(Object.assign({}, ...PUSH_SEQUENCERS.map((s) => s.credentials.shape)))
+  .object(pushCredentialShape())
   .strict()
   .transform((credentials) => credentials as SequencerCredentials);
+
+/** Every push sequencer's credential keys, those not every one takes optional here (its own platform's check asks for them). */
+function pushCredentialShape(): z.ZodRawShape {
+  const shapes = PUSH_SEQUENCERS.map((s) => s.credentials.shape as z.ZodRawShape);
+  const merged = Object.assign({}, ...shapes) as z.ZodRawShape;
+  return Object.fromEntries(
+    Object.entries(merged).map(([key, schema]) => [key, shapes.every((shape) => Object.hasOwn(shape, key)) ? schema : (schema as z.ZodType).optional()]),
+  );
+}
 
 /** A block list: the CRM list it reads (`crmSource`) and the sequencer account it is pushed to (`sequencer`, a secret). */
 export const blocklistSchema = z
@@ -125,7 +134,7 @@ export async function ingressInUse(
 export function sequencerColumns(key: Buffer, sequencer: SequencerCredentials | undefined) {
   return {
     clientId: sequencer?.clientId ?? null,
-    sequencerCredentialsEncrypted: sequencer ? sealSecret(key, JSON.stringify({ apiKey: sequencer.apiKey })) : null,
+    sequencerCredentialsEncrypted: sequencer ? sealSecret(key, JSON.stringify({ apiKey: sequencer.apiKey, baseUrl: sequencer.baseUrl })) : null,
   };
 }
 

@@ -121,14 +121,18 @@ function pushTarget(env: JobEnvironment, list: BlocklistRow): PushTarget | { mes
   const sequencer = sequencerDefinition(list.platform.toLowerCase());
   if (!sequencer?.blocklistPush) return { message: `Pushing block lists to ${list.platform} is not supported` };
   if (!list.sequencerCredentialsEncrypted) return { message: `The block list has no ${list.platform} account to push to: connect the sequencer` };
-  let apiKey: unknown;
+  let account: { apiKey?: unknown; baseUrl?: unknown };
   try {
-    apiKey = (JSON.parse(openSecret(env.encryptionKey, list.sequencerCredentialsEncrypted)) as { apiKey?: unknown }).apiKey;
+    account = JSON.parse(openSecret(env.encryptionKey, list.sequencerCredentialsEncrypted)) as typeof account;
   } catch {
     return { message: `The stored ${list.platform} credentials cannot be read: connect the sequencer again` };
   }
+  const { apiKey } = account;
   if (typeof apiKey !== 'string' || apiKey === '') return { message: `The stored ${list.platform} credentials hold no API key: connect the sequencer again` };
   const push = sequencer.blocklistPush;
-  const baseUrl = env.blocklists?.pushUrls?.[sequencer.platform] ?? push.endpoint.default;
+  // A sequencer of white-labelled instances has no service-wide URL: the account names its own.
+  const baseUrl = push.endpoint ? (env.blocklists?.pushUrls?.[sequencer.platform] ?? push.endpoint.default) : account.baseUrl;
+  if (typeof baseUrl !== 'string' || baseUrl === '')
+    return { message: `The stored ${list.platform} credentials hold no instance URL: connect the sequencer again` };
   return { name: sequencer.name, push, baseUrl, apiKey, clientId: list.clientId };
 }

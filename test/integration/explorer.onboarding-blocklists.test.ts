@@ -113,7 +113,7 @@ describe('createBlocklist', () => {
     const missing = await staff(CREATE, { input: { ...base, blockType: 'EMAIL' } });
     expect(missing.body.errors?.[0]?.extensions?.messages).toEqual([expect.stringMatching(/^input\.blockType: /)]);
     const lemlist = await staff(CREATE, { input: { ...base, platform: 'lemlist', blockType: 'ADDRESS', hasCrmSource: false, sequencer: { apiKey: SECRET } } });
-    expect(refusal(lemlist).message).toBe('input.sequencer: block lists are pushed only to smartlead and instantly, not lemlist');
+    expect(refusal(lemlist).message).toBe('input.sequencer: block lists are pushed only to smartlead, instantly, and emailbison, not lemlist');
     const spaced = await staff(CREATE, { input: { ...base, blockType: 'ADDRESS', crmSource: { object: 'Lead' }, sequencer: { apiKey: `${SECRET} x` } } });
     expect(refusal(spaced).message).toBe('input.sequencer.apiKey: must not contain spaces');
     // Written in the document rather than as a variable.

@@ -189,7 +189,7 @@ describe("the README's configuration table", () => {
   /** The outside systems' base URLs the definitions name: each CRM's API, each push sequencer's, each CRM's own consent host. */
   const endpoints = [
     ...CRM_KINDS.map((kind) => CRMS[kind].endpoint),
-    ...PUSH_SEQUENCERS.map((sequencer) => sequencer.blocklistPush.endpoint),
+    ...PUSH_SEQUENCERS.flatMap((sequencer) => sequencer.blocklistPush.endpoint ?? []),
     ...CRM_KINDS.flatMap((kind) => CRMS[kind].oauth.authorize.endpoint ?? []),
   ];
   /** The client id and secret variables of each CRM's OAuth app. */

@@ -850,7 +850,7 @@ describe('parseFixture blocklists[].sequencer', () => {
       'a platform block lists are not pushed to',
       'lemlist',
       { apiKey: API_KEY },
-      [`${at}: block lists are pushed only to smartlead and instantly, not lemlist`],
+      [`${at}: block lists are pushed only to smartlead, instantly, and emailbison, not lemlist`],
     ],
     ['no key', 'smartlead', { clientId: '1234' }, [`${at}.apiKey: is required (a string)`]],
     ['a key that is not a string', 'smartlead', { apiKey: 1234567890 }, [`${at}.apiKey: is required (a string)`]],

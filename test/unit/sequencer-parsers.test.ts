@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/event-types.js';
 import { htmlToText, websiteDomain, normalizeEmail, parseTime, type InboundEvent, type ParseResult } from '../../src/connectors/sequencers/event.js';
+import { EMAILBISON_EVENTS, parseEmailBison } from '../../src/connectors/sequencers/emailbison/parser.js';
 import { HEYREACH_EVENTS, parseHeyReach } from '../../src/connectors/sequencers/heyreach/parser.js';
 import { INSTANTLY_EVENTS, INSTANTLY_STATUSES, parseInstantly } from '../../src/connectors/sequencers/instantly/parser.js';
 import { LEMLIST_CATEGORIES, LEMLIST_EVENTS, parseLemlist } from '../../src/connectors/sequencers/lemlist/parser.js';
@@ -19,7 +20,7 @@ const SHARED_SAMPLES = fileURLToPath(new URL('../../../shared/fixtures/sequencer
 const PLATFORMS = SEQUENCER_PLATFORMS;
 type Platform = SequencerPlatform;
 
-const PARSERS = { smartlead: parseSmartlead, instantly: parseInstantly, heyreach: parseHeyReach, lemlist: parseLemlist };
+const PARSERS = { smartlead: parseSmartlead, instantly: parseInstantly, heyreach: parseHeyReach, lemlist: parseLemlist, emailbison: parseEmailBison };
 
 /** Our samples, as `<platform>/<file>`. */
 function ourSamples(): string[] {
@@ -61,10 +62,25 @@ const instantly = (over: Record<string, unknown> = {}) => ({
 });
 const heyreach = (over: Record<string, unknown> = {}) => ({ event_type: 'message_sent', lead: { profile_url: 'https://www.linkedin.com/in/lead' }, ...over });
 const lemlist = (over: Record<string, unknown> = {}) => ({ type: 'emailsSent', leadEmail: 'lead@acme.test', ...over });
-const FACTORIES = { smartlead, instantly, heyreach, lemlist };
-const EVENT_FIELD: Record<Platform, string> = { smartlead: 'event_type', instantly: 'event_type', heyreach: 'event_type', lemlist: 'type' };
+// EmailBison nests its type (`event.type`): a string given as `event` is the type.
+const emailbison = ({ event, ...over }: Record<string, unknown> = {}) => ({
+  event: { type: typeof event === 'string' ? event : 'EMAIL_SENT', instance_url: 'https://send.example.test', workspace_id: 1 },
+  data: { lead: { email: 'lead@acme.test' } },
+  ...over,
+});
+const FACTORIES = { smartlead, instantly, heyreach, lemlist, emailbison };
+const EVENT_FIELD: Record<Platform, string> = {
+  smartlead: 'event_type',
+  instantly: 'event_type',
+  heyreach: 'event_type',
+  lemlist: 'type',
+  emailbison: 'event',
+};
 
 const none = { email: null, profileUrl: null, firstName: null, lastName: null, company: null, companyDomain: null };
+
+// The ids every EmailBison sample of Jane's campaign email carries.
+const EB_IDS = { leadId: '5012', scheduledEmailId: '88121', step: '1', emailAccountId: '40', mailbox: 'sam@acme-mail.test', workspaceId: '12' };
 
 const EXPECTED: Record<string, InboundEvent> = {
   'smartlead/EMAIL_SENT.json': {
@@ -250,6 +266,116 @@ const EXPECTED: Record<string, InboundEvent> = {
     sequencerIds: { activityId: 'act_xxx', leadId: 'lea_123', sequenceId: 'seq_1', stepId: 'stp_1', step: '2' },
     occurredAt: new Date('2026-03-25T20:55:49.877Z'),
   },
+  'emailbison/EMAIL_SENT.json': {
+    platform: 'emailbison',
+    eventType: 'EMAIL_SENT',
+    rawEventType: 'EMAIL_SENT',
+    contact: { ...none, email: 'jane@acme.test', firstName: 'Jane', lastName: 'Doe', company: 'Acme' },
+    identity: 'jane@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: 'Quick question, Jane', text: 'Hi Jane,\nAre you the right person to talk to about outbound?', direction: 'outbound' },
+    leadCategory: null,
+    inboxUrl: null,
+    sequencerIds: { ...EB_IDS, messageId: '<a1b2c3d4@send.example-agency.com>', campaignEventId: '991', variant: '1' },
+    occurredAt: new Date('2026-03-02T14:14:07Z'),
+  },
+  'emailbison/EMAIL_OPENED.json': {
+    platform: 'emailbison',
+    eventType: 'EMAIL_OPEN',
+    rawEventType: 'EMAIL_OPENED',
+    contact: { ...none, email: 'jane@acme.test', firstName: 'Jane', lastName: 'Doe' },
+    identity: 'jane@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: null, text: null, direction: null },
+    leadCategory: null,
+    inboxUrl: null,
+    sequencerIds: { ...EB_IDS, campaignEventId: '1002' },
+    occurredAt: new Date('2026-03-02T16:40:11Z'),
+  },
+  'emailbison/LEAD_REPLIED.json': {
+    platform: 'emailbison',
+    eventType: 'EMAIL_REPLY',
+    rawEventType: 'LEAD_REPLIED',
+    contact: { ...none, email: 'jane@acme.test', firstName: 'Jane', lastName: 'Doe', company: 'Acme' },
+    identity: 'jane@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: 'Re: Quick question, Jane', text: 'Sounds good, call me Thursday.', direction: 'inbound' },
+    leadCategory: null,
+    inboxUrl: 'https://send.example-agency.com/inbox/replies/9b7e1c52-0f4a-4d0e-9a51-2f1d7e3c8a10',
+    sequencerIds: {
+      ...EB_IDS,
+      messageId: '<CAF=jane.123@mail.acme.test>',
+      inReplyToMessageId: '<a1b2c3d4@send.example-agency.com>',
+      replyId: '33017',
+      campaignEventId: '1010',
+    },
+    occurredAt: new Date('2026-03-03T08:02:55Z'),
+  },
+  'emailbison/LEAD_INTERESTED.json': {
+    platform: 'emailbison',
+    eventType: 'LEAD_CATEGORY_UPDATED',
+    rawEventType: 'LEAD_INTERESTED',
+    contact: { ...none, email: 'jane@acme.test', firstName: 'Jane', lastName: 'Doe', company: 'Acme' },
+    identity: 'jane@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: null, text: null, direction: null },
+    leadCategory: { id: null, name: 'Interested' },
+    inboxUrl: 'https://send.example-agency.com/inbox/replies/9b7e1c52-0f4a-4d0e-9a51-2f1d7e3c8a10',
+    sequencerIds: { ...EB_IDS, replyId: '33017', campaignEventId: '1011' },
+    occurredAt: new Date('2026-03-03T08:30:00Z'),
+  },
+  'emailbison/UNTRACKED_REPLY_RECEIVED.json': {
+    platform: 'emailbison',
+    eventType: 'EMAIL_REPLY',
+    rawEventType: 'UNTRACKED_REPLY_RECEIVED',
+    contact: { ...none, email: 'bob@acme.test', firstName: 'Bob', lastName: 'Roe' },
+    identity: 'bob@acme.test',
+    campaign: { id: null, name: null },
+    message: { subject: 'Intro', text: 'Hi Sam, Jane passed me your address.', direction: 'inbound' },
+    leadCategory: null,
+    inboxUrl: 'https://send.example-agency.com/inbox/replies/c0d5a1e2-7b7e-4c1a-9f00-1a2b3c4d5e6f',
+    sequencerIds: { messageId: '<bob.77@mail.acme.test>', replyId: '33020', emailAccountId: '40', mailbox: 'sam@acme-mail.test', workspaceId: '12' },
+    occurredAt: new Date('2026-03-03T09:00:00Z'),
+  },
+  'emailbison/EMAIL_BOUNCED.json': {
+    platform: 'emailbison',
+    eventType: 'EMAIL_BOUNCE',
+    rawEventType: 'EMAIL_BOUNCED',
+    contact: { ...none, email: 'jim@acme.test', firstName: 'Jim' },
+    identity: 'jim@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: null, text: null, direction: null },
+    leadCategory: null,
+    inboxUrl: 'https://send.example-agency.com/inbox/replies/0e9d8c7b-6a5f-4e3d-2c1b-0a9f8e7d6c5b',
+    sequencerIds: { ...EB_IDS, leadId: '5013', replyId: '33031', scheduledEmailId: '88122' },
+    occurredAt: new Date('2026-03-02T14:15:01Z'),
+  },
+  'emailbison/LEAD_UNSUBSCRIBED.json': {
+    platform: 'emailbison',
+    eventType: 'LEAD_UNSUBSCRIBED',
+    rawEventType: 'LEAD_UNSUBSCRIBED',
+    contact: { ...none, email: 'jane@acme.test', firstName: 'Jane', lastName: 'Doe' },
+    identity: 'jane@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: null, text: null, direction: null },
+    leadCategory: null,
+    inboxUrl: null,
+    sequencerIds: { ...EB_IDS, campaignEventId: '1050' },
+    occurredAt: new Date('2026-03-04T11:20:00Z'),
+  },
+  'emailbison/MANUAL_EMAIL_SENT.json': {
+    platform: 'emailbison',
+    eventType: 'EMAIL_SENT',
+    rawEventType: 'MANUAL_EMAIL_SENT',
+    contact: { ...none, email: 'jane@acme.test', firstName: 'Jane', lastName: 'Doe' },
+    identity: 'jane@acme.test',
+    campaign: { id: '77', name: 'Q1 VP Sales' },
+    message: { subject: 'Re: Quick question, Jane', text: 'Thursday 10am works, invite sent.', direction: 'outbound' },
+    leadCategory: null,
+    inboxUrl: 'https://send.example-agency.com/inbox/replies/5f4e3d2c-1b0a-4f9e-8d7c-6b5a4f3e2d1c',
+    sequencerIds: { ...EB_IDS, messageId: '<sam.991@acme-mail.test>', replyId: '33040' },
+    occurredAt: new Date('2026-03-03T09:30:00Z'),
+  },
 };
 
 describe('sequencer samples', () => {
@@ -262,8 +388,8 @@ describe('sequencer samples', () => {
   it.skipIf(!existsSync(SHARED_SAMPLES))('keeps byte-identical copies of every shared sample', () => {
     // Setup
     const shared = sampleFiles(SHARED_SAMPLES);
-    // Assertions
-    expect(shared.sort()).toEqual(files.sort());
+    // Assertions: the platforms the shared folder has samples of (EmailBison's are ours alone).
+    expect(shared.sort()).toEqual(files.filter((name) => existsSync(`${SHARED_SAMPLES}${name.split('/')[0]}`)).sort());
     for (const name of shared) expect(rawSample(name), name).toBe(readFileSync(`${SHARED_SAMPLES}${name}`, 'utf8'));
   });
 
@@ -358,6 +484,25 @@ const MAPPING: [Platform, string, string, string | null][] = [
   ['lemlist', 'emailsFailed', 'UNKNOWN', null],
   ['lemlist', 'aircallDone', 'UNKNOWN', null],
   ['lemlist', 'contacted', 'UNKNOWN', null],
+  ['emailbison', 'EMAIL_SENT', 'EMAIL_SENT', null],
+  ['emailbison', 'MANUAL_EMAIL_SENT', 'EMAIL_SENT', null],
+  ['emailbison', 'EMAIL_OPENED', 'EMAIL_OPEN', null],
+  ['emailbison', 'LEAD_REPLIED', 'EMAIL_REPLY', null],
+  ['emailbison', 'UNTRACKED_REPLY_RECEIVED', 'EMAIL_REPLY', null],
+  ['emailbison', 'LEAD_INTERESTED', 'LEAD_CATEGORY_UPDATED', 'Interested'],
+  ['emailbison', 'EMAIL_BOUNCED', 'EMAIL_BOUNCE', null],
+  ['emailbison', 'LEAD_UNSUBSCRIBED', 'LEAD_UNSUBSCRIBED', null],
+  ['emailbison', 'LEAD_FIRST_CONTACTED', 'UNKNOWN', null],
+  ['emailbison', 'TAG_ATTACHED', 'UNKNOWN', null],
+  ['emailbison', 'TAG_REMOVED', 'UNKNOWN', null],
+  ['emailbison', 'EMAIL_ACCOUNT_ADDED', 'UNKNOWN', null],
+  ['emailbison', 'EMAIL_ACCOUNT_REMOVED', 'UNKNOWN', null],
+  ['emailbison', 'EMAIL_ACCOUNT_DISCONNECTED', 'UNKNOWN', null],
+  ['emailbison', 'EMAIL_ACCOUNT_RECONNECTED', 'UNKNOWN', null],
+  ['emailbison', 'WARMUP_DISABLED_RECEIVING_BOUNCES', 'UNKNOWN', null],
+  ['emailbison', 'WARMUP_DISABLED_CAUSING_BOUNCES', 'UNKNOWN', null],
+  ['emailbison', 'email_sent', 'EMAIL_SENT', null],
+  ['emailbison', 'SEQUENCE_STEP_PAUSED', 'UNKNOWN', null],
 ];
 
 describe('event type mapping', () => {
@@ -377,16 +522,17 @@ describe('event type mapping', () => {
     expect([...keys(INSTANTLY_EVENTS), ...keys(INSTANTLY_STATUSES)].filter((k) => !tested('instantly').has(k))).toEqual([]);
     expect(keys(HEYREACH_EVENTS).filter((k) => !tested('heyreach').has(k))).toEqual([]);
     expect([...keys(LEMLIST_EVENTS), ...keys(LEMLIST_CATEGORIES)].filter((k) => !tested('lemlist').has(k))).toEqual([]);
+    expect(keys(EMAILBISON_EVENTS).filter((k) => !tested('emailbison').has(k))).toEqual([]);
   });
 
   it('maps only onto canonical types of src/domain/event-types.ts (or UNKNOWN)', () => {
-    const targets = [SMARTLEAD_EVENTS, INSTANTLY_EVENTS, HEYREACH_EVENTS, LEMLIST_EVENTS].flatMap((t) => Object.values(t));
+    const targets = [SMARTLEAD_EVENTS, INSTANTLY_EVENTS, HEYREACH_EVENTS, LEMLIST_EVENTS, EMAILBISON_EVENTS].flatMap((t) => Object.values(t));
     expect(targets.filter((t) => t !== 'UNKNOWN' && !Object.hasOwn(EVENT_TYPES, t))).toEqual([]);
   });
 
   it('documents every platform event in docs/event-types.md', () => {
     const doc = readFileSync(fileURLToPath(new URL('../../docs/event-types.md', import.meta.url)), 'utf8').toLowerCase();
-    const tables = [SMARTLEAD_EVENTS, INSTANTLY_EVENTS, INSTANTLY_STATUSES, HEYREACH_EVENTS, LEMLIST_EVENTS, LEMLIST_CATEGORIES];
+    const tables = [SMARTLEAD_EVENTS, INSTANTLY_EVENTS, INSTANTLY_STATUSES, HEYREACH_EVENTS, LEMLIST_EVENTS, LEMLIST_CATEGORIES, EMAILBISON_EVENTS];
     const missing = tables.flatMap((t) => Object.keys(t)).filter((raw) => !doc.includes(`\`${raw.toLowerCase()}\``));
     expect(missing).toEqual([]);
     for (const type of Object.keys(EVENT_TYPES)) expect(doc, type).toContain(`\`${type.toLowerCase()}\``);
@@ -483,6 +629,11 @@ describe('contact identity', () => {
       'heyreach',
       { event_type: 'message_sent', lead: { profile_url: 'https://acme.test/about' } },
       'heyreach message_sent: no contact identity: no valid email in lead.email_address, lead.email, lead.enriched_email and no profile URL in lead.profile_url, lead.linkedin_url (lead.profile_url "https://acme.test/about" is neither)',
+    ],
+    [
+      'emailbison',
+      { event: { type: 'EMAIL_OPENED' }, data: { lead: { email: 'nobody' }, sender_email: { email: 'sam@acme-mail.test' } } },
+      'emailbison EMAIL_OPENED: no contact identity: no valid email in data.lead.email (data.lead.email "nobody" is neither)',
     ],
     [
       'lemlist',

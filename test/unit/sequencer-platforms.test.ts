@@ -82,7 +82,9 @@ describe('the sequencer registry', () => {
 
   it.each(SEQUENCER_PLATFORMS)("reads %s's inbox link from the fields its definition names, and from no other", (platform) => {
     const { inboxLink, parse } = SEQUENCERS[platform];
-    const body = JSON.parse(readSample(platform, sampleFiles(platform)[0]!)) as Record<string, unknown>;
+    // A sample that links nothing of its own (EmailBison builds a reply's link: see below).
+    const bodies = sampleFiles(platform).map((file) => JSON.parse(readSample(platform, file)) as Record<string, unknown>);
+    const body = bodies.find((b) => inboxLink.length > 0 || !(parse(b) as { event: { inboxUrl: unknown } }).event.inboxUrl)!;
     const fields = [...inboxLink, 'ui_master_inbox_link', 'app_url', 'unibox_url', 'inbox_url'];
     const without = Object.fromEntries(Object.entries(body).filter(([key]) => !fields.includes(key)));
     for (const field of fields) {
@@ -100,23 +102,66 @@ describe('the sequencer registry', () => {
   });
 });
 
-describe('block-list pushes', () => {
-  it('go to the sequencers whose definition has one: Smartlead and Instantly', () => {
-    expect(PUSH_SEQUENCERS.map((s) => s.platform)).toEqual(['smartlead', 'instantly']);
-    expect(SEQUENCER_PLATFORMS.filter((p) => SEQUENCERS[p].blocklistPush !== undefined)).toEqual(['smartlead', 'instantly']);
+describe('EmailBison inbox links', () => {
+  const reply = JSON.parse(readSample('emailbison', 'LEAD_REPLIED.json')) as { event: Record<string, unknown>; data: Record<string, unknown> };
+  const linkOf = (instanceUrl: unknown, uuid: unknown) => {
+    const body = { ...reply, event: { ...reply.event, instance_url: instanceUrl }, data: { ...reply.data, reply: { ...(reply.data.reply as object), uuid } } };
+    return (SEQUENCERS.emailbison.parse(body) as { event: { inboxUrl: string | null } }).event.inboxUrl;
+  };
+
+  it("are the reply's page on the instance the webhook names", () => {
+    expect(linkOf('https://send.agency.test/', '9b7e1c52-0f4a-4d0e-9a51-2f1d7e3c8a10')).toBe(
+      'https://send.agency.test/inbox/replies/9b7e1c52-0f4a-4d0e-9a51-2f1d7e3c8a10',
+    );
   });
 
-  it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))(
-    '%s reads its base URL from the variable its push names, with its default',
-    (platform, sequencer) => {
-      const { env, default: fallback } = sequencer.blocklistPush.endpoint;
-      expect(fallback).toMatch(/^https:\/\//);
-      expect(DEFAULT_BLOCKLISTS.pushUrls[platform]).toBe(fallback);
-      // Off the sandbox (SANDBOX points every sequencer at its own stand-in).
-      expect(loadConfig({ SANDBOX: 'false' }, '/srv').blocklistPushUrls[platform]).toBe(fallback);
-      expect(loadConfig({ SANDBOX: 'false', [env]: 'https://push.example.test/' }, '/srv').blocklistPushUrls[platform]).toBe('https://push.example.test');
-    },
-  );
+  it('are absent without a web instance URL or a uuid-shaped reply id', () => {
+    expect(linkOf('javascript:alert(1)', '9b7e1c52-0f4a-4d0e-9a51-2f1d7e3c8a10')).toBeNull();
+    expect(linkOf(undefined, '9b7e1c52-0f4a-4d0e-9a51-2f1d7e3c8a10')).toBeNull();
+    expect(linkOf('https://send.agency.test', '../../admin')).toBeNull();
+    expect(linkOf('https://send.agency.test', undefined)).toBeNull();
+  });
+});
+
+describe('block-list pushes', () => {
+  it('go to the sequencers whose definition has one: Smartlead, Instantly and EmailBison', () => {
+    expect(PUSH_SEQUENCERS.map((s) => s.platform)).toEqual(['smartlead', 'instantly', 'emailbison']);
+    expect(SEQUENCER_PLATFORMS.filter((p) => SEQUENCERS[p].blocklistPush !== undefined)).toEqual(['smartlead', 'instantly', 'emailbison']);
+  });
+
+  const serviceWide = PUSH_SEQUENCERS.flatMap((s) => (s.blocklistPush.endpoint ? [[s.platform, s.blocklistPush.endpoint] as const] : []));
+
+  it.each(serviceWide)('%s reads its base URL from the variable its push names, with its default', (platform, { env, default: fallback }) => {
+    expect(fallback).toMatch(/^https:\/\//);
+    expect(DEFAULT_BLOCKLISTS.pushUrls[platform]).toBe(fallback);
+    // Off the sandbox (SANDBOX points every sequencer at its own stand-in).
+    expect(loadConfig({ SANDBOX: 'false' }, '/srv').blocklistPushUrls[platform]).toBe(fallback);
+    expect(loadConfig({ SANDBOX: 'false', [env]: 'https://push.example.test/' }, '/srv').blocklistPushUrls[platform]).toBe('https://push.example.test');
+  });
+
+  it('EmailBison has no service-wide URL: each account names its instance, kept without a trailing slash', () => {
+    expect(SEQUENCERS.emailbison.blocklistPush!.endpoint).toBeUndefined();
+    expect(DEFAULT_BLOCKLISTS.pushUrls.emailbison).toBeUndefined();
+    const credentials = SEQUENCERS.emailbison.credentials!;
+    expect(credentials.parse({ apiKey: '9|abc', baseUrl: 'https://send.agency.test/' })).toEqual({ apiKey: '9|abc', baseUrl: 'https://send.agency.test' });
+    for (const baseUrl of ['send.agency.test', 'ftp://send.agency.test', 'https://user:pw@send.agency.test', 'https://send.agency.test/?x=1', undefined])
+      expect(credentials.safeParse({ apiKey: '9|abc', baseUrl }).success, String(baseUrl)).toBe(false);
+  });
+
+  it('EmailBison takes one value a call, at the blacklist of its kind, and counts "already taken" as held', () => {
+    const push = SEQUENCERS.emailbison.blocklistPush!;
+    const account = { baseUrl: 'https://send.agency.test', apiKey: '9|abc', clientId: null };
+    expect(push.batch).toBe(1);
+    expect(push.request(account, ['jane@acme.test'])).toMatchObject({
+      url: 'https://send.agency.test/api/blacklisted-emails',
+      headers: { authorization: 'Bearer 9|abc' },
+      json: { email: 'jane@acme.test' },
+    });
+    expect(push.request(account, ['acme.test'])).toMatchObject({ url: 'https://send.agency.test/api/blacklisted-domains', json: { domain: 'acme.test' } });
+    expect(push.alreadyHeld?.(422, '{"message":"The email has already been taken."}')).toBe(true);
+    expect(push.alreadyHeld?.(422, '{"message":"The email field must be a valid email address."}')).toBe(false);
+    expect(push.alreadyHeld?.(400, 'already been taken')).toBe(false);
+  });
 
   it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))('%s calls its base URL with at most 1,000 values', (_platform, sequencer) => {
     const { batch, request } = sequencer.blocklistPush;
@@ -127,9 +172,10 @@ describe('block-list pushes', () => {
     expect(call.method).toBe('POST');
   });
 
-  it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))('%s takes an API key as credentials, strict on input', (_platform, sequencer) => {
-    expect(sequencer.credentials.strict().safeParse({ apiKey: 'key_1' }).success).toBe(true);
-    expect(sequencer.credentials.strict().safeParse({ apiKey: 'key_1', unknownKey: 1 }).success).toBe(false);
+  it.each(PUSH_SEQUENCERS.map((s) => [s.platform, s] as const))('%s takes an API key as credentials, strict on input', (platform, sequencer) => {
+    const own = platform === 'emailbison' ? { baseUrl: 'https://send.agency.test' } : {};
+    expect(sequencer.credentials.strict().safeParse({ apiKey: 'key_1', ...own }).success).toBe(true);
+    expect(sequencer.credentials.strict().safeParse({ apiKey: 'key_1', ...own, unknownKey: 1 }).success).toBe(false);
     expect(sequencer.credentials.safeParse({}).success).toBe(false);
   });
 });

@@ -38,6 +38,7 @@ export async function pushValues(http: HttpClient, target: PushTarget, values: r
     throw error;
   }
   if (response.status >= 200 && response.status < 300) return { ok: true };
+  if (target.push.alreadyHeld?.(response.status, response.text())) return { ok: true };
   const said = vendorMessage(response, target.apiKey);
   const message = `${name} answered ${response.status}${said ? `: ${said}` : ''}`;
   if (response.status === 429) return { ok: false, kind: 'rate_limited', retryAfterMs: retryAfterMs(response.headers['retry-after']), message };

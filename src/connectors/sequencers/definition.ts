@@ -40,7 +40,7 @@ type SequencerAccount =
   | { credentials?: undefined; blocklistPush?: undefined };
 
 /** What every sequencer's credentials hold: its API key and, for a sequencer with client accounts, the client. */
-export type SequencerCredentials = { apiKey: string; clientId?: string };
+export type SequencerCredentials = { apiKey: string; clientId?: string; baseUrl?: string };
 
 /**
  * What differs per sequencer when a block list is pushed: where, how many values a call, and the call.
@@ -51,12 +51,15 @@ export interface BlocklistPush {
   /**
    * Its API's base URL: the environment variable that sets it and its default (src/config.ts reads it into
    * BlocklistConfig.pushUrls; the variable has a row in src/sandbox/system-table.ts, its sandbox default).
+   * Absent for a sequencer whose every customer has an instance of its own: the account's `baseUrl`.
    */
-  endpoint: EndpointVariable;
+  endpoint?: EndpointVariable;
   /** Values per call (at most what the API takes). */
   batch: number;
   /** Its call that adds `values` to the account's block list, authenticated with the account's key (no timeout: the caller sets it). */
   request: (account: PushAccount, values: readonly string[]) => HttpRequest;
+  /** Whether a refusal says the value is already on the list (a success for a push); absent: none does. */
+  alreadyHeld?: (status: number, text: string) => boolean;
 }
 
 /** The account a block list is pushed to. */

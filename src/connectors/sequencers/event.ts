@@ -62,7 +62,7 @@ export const id = z
   .optional();
 
 /** An absolute http(s) URL, or undefined (a `javascript:` link or a relative path is not a link we print). */
-const webUrl = z
+export const webUrl = z
   .unknown()
   .transform((v) => {
     if (typeof v !== 'string' || !URL.canParse(v.trim())) return undefined;

@@ -5,7 +5,7 @@
  * src/domain/unreachable.ts). A source may name any other platform: its events are stored and refused
  * with "no parser".
  */
-export const SEQUENCER_PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
+export const SEQUENCER_PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist', 'emailbison'] as const;
 export type SequencerPlatform = (typeof SEQUENCER_PLATFORMS)[number];
 
 /** The platform a source or block list names (stored lowercase, matched exactly), or undefined for one the service has no parser for. */

@@ -1,4 +1,5 @@
 import type { BlocklistPush, SequencerDefinition } from './definition.js';
+import { EMAILBISON } from './emailbison/definition.js';
 import { HEYREACH } from './heyreach/definition.js';
 import { INSTANTLY } from './instantly/definition.js';
 import { LEMLIST } from './lemlist/definition.js';
@@ -15,6 +16,7 @@ export const SEQUENCERS: { readonly [P in SequencerPlatform]: SequencerDefinitio
   instantly: INSTANTLY,
   heyreach: HEYREACH,
   lemlist: LEMLIST,
+  emailbison: EMAILBISON,
 };
 
 /** The definition of the sequencer a source or block list names, or undefined for one the service has no parser for. */
