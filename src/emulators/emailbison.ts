@@ -16,7 +16,7 @@ import { INVALID_JSON, parseJson } from './json-body.js';
  */
 
 /** Items per page of every list (EmailBison's default in public clients). */
-export const PAGE_SIZE = 15;
+const PAGE_SIZE = 15;
 
 export interface EmailBisonLead {
   id: number;
