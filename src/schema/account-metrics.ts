@@ -7,7 +7,7 @@ import { countRequests, RequestMetrics } from './request.js';
 import { countSyncs, SyncMetrics } from './sync.js';
 
 interface AccountMetrics {
-  requests: { count: number };
+  requests: { count: number; fetched: number };
   syncs: { success: number; warning: number; error: number };
   deliveries: { success: number; error: number };
 }

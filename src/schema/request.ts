@@ -25,6 +25,10 @@ export interface RequestRecord {
   sourceId: number | null;
   connectionId: number | null;
   path: string;
+  /** Fetched from the sequencer's API by the backfill, not received. */
+  fetched: boolean;
+  /** The request this one repeats (a message fetched and received), which alone was synced. */
+  duplicateOf: bigint | null;
   createdAt: Date;
 }
 
@@ -37,19 +41,30 @@ export const RequestRef = builder.objectRef<RequestRecord>('RequestRecord').impl
     sourceId: t.exposeInt('sourceId', { nullable: true, description: 'Null only when the source is gone.' }),
     connectionId: t.exposeInt('connectionId', { nullable: true, description: 'Null only when the source is gone.' }),
     path: t.exposeString('path', { description: 'The ingress code it arrived at (secret, like the source url).' }),
+    fetched: t.exposeBoolean('fetched', {
+      description: "Fetched from the sequencer's API by the backfill (its webhook never arrived), rather than received from the sequencer.",
+    }),
+    duplicateOf: t.expose('duplicateOf', {
+      type: 'BigInt',
+      nullable: true,
+      description: 'The request this one repeats: the same sequencer message, fetched and also received. Recorded, never synced (no sync, no CRM write).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was received.' }),
   }),
 });
 
 const RequestPage = pageType('RequestPage', RequestRef);
 
-export const RequestMetrics = builder.objectRef<{ count: number }>('RequestMetrics').implement({
+export const RequestMetrics = builder.objectRef<{ count: number; fetched: number }>('RequestMetrics').implement({
   description: 'Request count over a window.',
-  fields: (t) => ({ count: t.exposeInt('count', { description: 'Requests received in the window.' }) }),
+  fields: (t) => ({
+    count: t.exposeInt('count', { description: 'Requests received in the window (the fetched ones included).' }),
+    fetched: t.exposeInt('fetched', { description: "Of those, the requests the backfill fetched from the sequencer's API." }),
+  }),
 });
 
 const COLUMNS = sql`id, account_id AS "accountId", content_type AS "contentType", source_id AS "sourceId", connection_id AS "connectionId", path,
-  created_at AS "createdAt"`;
+  fetched, duplicate_of AS "duplicateOf", created_at AS "createdAt"`;
 
 const requestFilters = builder.args((t) => ({
   sourceId: t.int({ required: false, description: 'Only this source (404 when not reachable).' }),
@@ -108,7 +123,8 @@ builder.queryFields((t) => ({
 }));
 
 /** Exact request count over the rows `where` selects. */
-export async function countRequests(client: Context['prisma'], where: Sql[]): Promise<{ count: number }> {
-  const [row] = await client.$queryRaw<{ count: bigint }[]>`SELECT count(*) AS count FROM requests WHERE ${join(where, ' AND ')}`;
-  return { count: Number(row?.count ?? 0) };
+export async function countRequests(client: Context['prisma'], where: Sql[]): Promise<{ count: number; fetched: number }> {
+  const [row] = await client.$queryRaw<{ count: bigint; fetched: bigint }[]>`
+    SELECT count(*) AS count, count(*) FILTER (WHERE fetched) AS fetched FROM requests WHERE ${join(where, ' AND ')}`;
+  return { count: Number(row?.count ?? 0), fetched: Number(row?.fetched ?? 0) };
 }

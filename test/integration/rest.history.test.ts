@@ -323,6 +323,8 @@ describe('ordering and cursor pagination', () => {
       sourceId: expect.any(Number),
       connectionId: expect.any(Number),
       path: expect.any(String),
+      fetched: false,
+      duplicateOf: null,
       createdAt: expect.any(String),
     });
   });
@@ -499,7 +501,7 @@ describe('sync status and metrics', () => {
 
     expect(await get(`/syncs/metrics?${window}`).then((r) => r.body)).toEqual({ success: 2, warning: 1, error: 2 });
     expect(syncs).toHaveLength(5);
-    expect(await get(`/requests/metrics?${window}`).then((r) => r.body)).toEqual({ count: requests.length });
+    expect(await get(`/requests/metrics?${window}`).then((r) => r.body)).toEqual({ count: requests.length, fetched: 0 });
     expect(requests).toHaveLength(5);
   });
 });
@@ -533,7 +535,7 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
       expect((await get(`/syncs/metrics?${W}&connectionId=${connectionId}`)).body).toEqual({ success: 0, warning: 0, error: 0 });
       expect((await get(`/deliveries?${W}&connectionId=${connectionId}`)).body).toEqual({ data: [], hasMore: false, nextCursor: null });
       expect((await get(`/account/metrics?${W}&connectionId=${connectionId}`)).body).toEqual({
-        requests: { count: 0 },
+        requests: { count: 0, fetched: 0 },
         syncs: { success: 0, warning: 0, error: 0 },
         deliveries: { success: 0, error: 0 },
       });
@@ -559,7 +561,7 @@ describe('access: accounts, connection-scoped keys, deleted connections', () => 
       expect(rows.every((r) => r.connectionId === HUB)).toBe(true);
     }
     expect(metrics.body.success + metrics.body.warning + metrics.body.error).toBe(syncs.length);
-    expect(requestCount.body).toEqual({ count: requests.length });
+    expect(requestCount.body).toEqual({ count: requests.length, fetched: 0 });
   });
 
   it("answers 404 to a connection-scoped key for its account's other connection's source, sync and destination", async () => {
