@@ -5,7 +5,7 @@ import { CRM_KINDS, type CrmKind } from './connectors/crm/kinds.js';
 import type { OAuthApp } from './connectors/crm/oauth.js';
 import { CRMS } from './connectors/crm/registry.js';
 import type { SequencerPlatform } from './connectors/sequencers/platforms.js';
-import { PUSH_SEQUENCERS } from './connectors/sequencers/registry.js';
+import { HISTORY_SEQUENCERS, PUSH_SEQUENCERS } from './connectors/sequencers/registry.js';
 import { sandboxApp } from './sandbox/demo.js';
 import { sandboxDefaultPath, type SandboxVariable } from './sandbox/system-table.js';
 
@@ -53,6 +53,8 @@ export interface Config {
   blocklistPushUrls: Partial<Record<SequencerPlatform, string>>;
   /** Minutes between a synced block list's incremental rounds. */
   blocklistRefreshMinutes: number;
+  /** What the backfill asks the sequencers for, and how often (src/jobs/backfills__*.ts). */
+  backfill: BackfillConfig;
   forwarding: ForwardingConfig;
   relays: RelayConfig;
   webhooks: WebhookConfig;
@@ -105,6 +107,21 @@ export const DEFAULT_BLOCKLISTS: BlocklistConfig = {
   pushUrls: Object.fromEntries(PUSH_SEQUENCERS.flatMap(({ platform, blocklistPush: { endpoint } }) => (endpoint ? [[platform, endpoint.default]] : []))),
   refreshMinutes: 60,
 };
+
+/** The backfill of missed webhooks (src/jobs/backfills__*.ts). */
+export interface BackfillConfig {
+  /** BACKFILL_INTERVAL_MINUTES: minutes between a source's rounds. */
+  intervalMinutes: number;
+  /** BACKFILL_LOOKBACK_DAYS: the leads seen, and the messages asked for, this many days back. */
+  lookbackDays: number;
+  /** Each history sequencer's API base URL (its `history.endpoint` variable: SMARTLEAD_BASE_URL, ...); absent: its default, or the account's own. */
+  urls: Partial<Record<SequencerPlatform, string>>;
+  /** Each history sequencer's requests per window and account (its `history.budget.env`); absent: its documented limit. */
+  budgets: Partial<Record<SequencerPlatform, number>>;
+}
+
+/** The documented defaults, where a worker is given none (tests). */
+export const DEFAULT_BACKFILL: BackfillConfig = { intervalMinutes: 15, lookbackDays: 7, urls: {}, budgets: {} };
 
 /** How events are forwarded to customer URLs (src/jobs/deliveries__send.ts). */
 export interface ForwardingConfig {
@@ -226,6 +243,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       PUSH_SEQUENCERS.flatMap(({ platform, blocklistPush: push }) => (push.endpoint ? [[platform, endpoint(push.endpoint)]] : [])),
     ),
     blocklistRefreshMinutes: e.BLOCKLIST_REFRESH_MINUTES,
+    backfill: {
+      intervalMinutes: e.BACKFILL_INTERVAL_MINUTES,
+      lookbackDays: e.BACKFILL_LOOKBACK_DAYS,
+      urls: Object.fromEntries(HISTORY_SEQUENCERS.flatMap(({ platform, history: h }) => (h.endpoint ? [[platform, endpoint(h.endpoint)]] : []))),
+      budgets: Object.fromEntries(HISTORY_SEQUENCERS.map(({ platform, history: h }) => [platform, named[h.budget.env] as number])),
+    },
     forwarding: {
       retrySchedule: e.FORWARDING_RETRY_SCHEDULE ?? DEFAULT_FORWARDING_RETRY_SCHEDULE,
       concurrency: e.FORWARDING_CONCURRENCY,
@@ -354,6 +377,14 @@ function definitionVariables(): Record<string, z.ZodType<string | number | undef
     ...CRM_KINDS.map((kind) => url(CRMS[kind].endpoint)),
     ...CRM_KINDS.map((kind) => budget(CRMS[kind].budget)),
     ...PUSH_SEQUENCERS.flatMap(({ blocklistPush }) => (blocklistPush.endpoint ? [url(blocklistPush.endpoint)] : [])),
+    // A history's endpoint is its push's where it has one: one variable, one row.
+    ...HISTORY_SEQUENCERS.flatMap(({ history, blocklistPush }) =>
+      history.endpoint && history.endpoint !== blocklistPush?.endpoint ? [url(history.endpoint)] : [],
+    ),
+    ...HISTORY_SEQUENCERS.map(({ history: { budget } }): [string, z.ZodType<number>] => [
+      budget.env,
+      withDefault(integer(1, 100_000), String(budget.requests)),
+    ]),
     ...CRM_KINDS.flatMap((kind) => {
       const own = CRMS[kind].oauth.authorize.endpoint;
       return own ? [url(own)] : [];
@@ -405,6 +436,8 @@ const envSchema = z.object({
   // definition (src/connectors/crm/<kind>/definition.ts) and each sequencer's push (sequencers/<platform>/blocklist-push.ts).
   ...definitionVariables(),
   BLOCKLIST_REFRESH_MINUTES: withDefault(integer(1, 10_080), String(DEFAULT_BLOCKLISTS.refreshMinutes)),
+  BACKFILL_INTERVAL_MINUTES: withDefault(integer(1, 1_440), String(DEFAULT_BACKFILL.intervalMinutes)),
+  BACKFILL_LOOKBACK_DAYS: withDefault(integer(1, 30), String(DEFAULT_BACKFILL.lookbackDays)),
   FORWARDING_RETRY_SCHEDULE: optional(retrySchedule),
   FORWARDING_CONCURRENCY: withDefault(integer(1, 10_000), '64'),
   FORWARDING_MAX_IN_FLIGHT: withDefault(integer(1, 5_000), '500'),

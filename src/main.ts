@@ -82,6 +82,7 @@ async function main(role: Role, stack: ShutdownStack): Promise<void> {
       relays: config.relays,
       webhooks: config.webhooks,
       blocklists: { pushUrls: config.blocklistPushUrls, refreshMinutes: config.blocklistRefreshMinutes },
+      backfill: config.backfill,
       retention: config.retention,
       encryptionKey: database.encryptionKey,
     };

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, parseCronItems, run, type WorkerEvents } from 'graphile-worker';
+import { BACKFILL_CRON } from './jobs/backfills__schedule.js';
 import { BLOCKLIST_CRON } from './jobs/blocklists__schedule.js';
 import { HISTORY_CRON } from './jobs/history__maintain.js';
 import { queueWaitingDrainsSql } from './jobs/sync-outbox.js';
@@ -104,7 +105,7 @@ export async function startWorker(
   const loops = await run({
     ...common,
     // Block lists' and history's rounds are scheduled here: cron jobs are the loops lane's, like the rounds they queue.
-    parsedCronItems: parseCronItems([...BLOCKLIST_CRON, ...HISTORY_CRON]),
+    parsedCronItems: parseCronItems([...BLOCKLIST_CRON, ...HISTORY_CRON, ...BACKFILL_CRON]),
     schema: LANE_SCHEMA.loops,
     taskList: createTaskList(env, 'loops'),
     concurrency: deps.forwarding?.concurrency ?? DEFAULT_LOOP_CONCURRENCY,

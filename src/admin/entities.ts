@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { CRM_KINDS } from '../connectors/crm/kinds.js';
 import { crmDefinition } from '../connectors/crm/registry.js';
 import type { SequencerCredentials } from '../connectors/sequencers/definition.js';
-import { PUSH_SEQUENCERS, sequencerDefinition } from '../connectors/sequencers/registry.js';
+import { SEQUENCER_PLATFORMS } from '../connectors/sequencers/platforms.js';
+import { HISTORY_SEQUENCERS, PUSH_SEQUENCERS, SEQUENCERS, sequencerDefinition } from '../connectors/sequencers/registry.js';
 import { randomToken, sealSecret } from '../domain/secrets.js';
 import { Prisma } from '../generated/prisma/client.js';
 
@@ -75,14 +76,14 @@ export const crmObject = z.record(z.string(), z.unknown(), { error: 'must be an 
  * sequencer takes is refused here; then against its own platform's ({@link checkSequencer}). Each push
  * sequencer's credentials are SequencerCredentials, hence the cast.
  */
-const sequencerSchema = z
-  .object(pushCredentialShape())
+export const sequencerSchema = z
+  .object(credentialShape())
   .strict()
   .transform((credentials) => credentials as SequencerCredentials);
 
-/** Every push sequencer's credential keys, those not every one takes optional here (its own platform's check asks for them). */
-function pushCredentialShape(): z.ZodRawShape {
-  const shapes = PUSH_SEQUENCERS.map((s) => s.credentials.shape as z.ZodRawShape);
+/** Every sequencer's credential keys, those not every one takes optional here (its own platform's check asks for them). */
+function credentialShape(): z.ZodRawShape {
+  const shapes = SEQUENCER_PLATFORMS.flatMap((platform) => SEQUENCERS[platform].credentials?.shape ?? []) as z.ZodRawShape[];
   const merged = Object.assign({}, ...shapes) as z.ZodRawShape;
   return Object.fromEntries(
     Object.entries(merged).map(([key, schema]) => [key, shapes.every((shape) => Object.hasOwn(shape, key)) ? schema : (schema as z.ZodType).optional()]),
@@ -134,8 +135,14 @@ export async function ingressInUse(
 export function sequencerColumns(key: Buffer, sequencer: SequencerCredentials | undefined) {
   return {
     clientId: sequencer?.clientId ?? null,
-    sequencerCredentialsEncrypted: sequencer ? sealSecret(key, JSON.stringify({ apiKey: sequencer.apiKey, baseUrl: sequencer.baseUrl })) : null,
+    // The client id is the list's own column; the seal keeps the rest.
+    sequencerCredentialsEncrypted: sealedSequencer(key, sequencer && { apiKey: sequencer.apiKey, baseUrl: sequencer.baseUrl }),
   };
+}
+
+/** A sequencer account sealed like CRM credentials (ENCRYPTION_KEY), or null without one. */
+export function sealedSequencer(key: Buffer, sequencer: SequencerCredentials | undefined): string | null {
+  return sequencer ? sealSecret(key, JSON.stringify({ apiKey: sequencer.apiKey, baseUrl: sequencer.baseUrl, clientId: sequencer.clientId })) : null;
 }
 
 /** A problem found in an entity: the path below it (`['crmSource', 'listId']`) and what is wrong, never the value. */
@@ -191,19 +198,28 @@ export function parseCrmSource(
   return { value: rules.complete?.(parsed.value) ?? parsed.value, problems };
 }
 
-/** A block list's `sequencer` against its platform's credentials (keys, then values). Problems are under `sequencer`. */
-export function checkSequencer({ sequencer, platform }: { sequencer?: SequencerCredentials | undefined; platform: string }): Problem[] {
+/**
+ * A block list's `sequencer` (`push`: the account it is pushed to) or a source's (`history`: the account
+ * the backfill reads) against its platform's credentials (keys, then values). Problems are under `sequencer`.
+ */
+export function checkSequencer(
+  { sequencer, platform }: { sequencer?: SequencerCredentials | undefined; platform: string },
+  use: 'push' | 'history' = 'push',
+): Problem[] {
   if (!sequencer) return [];
   const at = ['sequencer'];
   const definition = sequencerDefinition(platform);
-  if (!definition?.blocklistPush) return [{ path: at, message: `block lists are pushed only to ${PUSH_PLATFORMS}, not ${platform}` }];
-  const { credentials } = definition;
+  if (use === 'push' && !definition?.blocklistPush) return [{ path: at, message: `block lists are pushed only to ${PUSH_PLATFORMS}, not ${platform}` }];
+  if (use === 'history' && !definition?.history) return [{ path: at, message: `the backfill reads only ${HISTORY_PLATFORMS}, not ${platform}` }];
+  const { credentials } = definition!;
+  if (!credentials) return [{ path: at, message: `${platform} takes no sequencer account` }];
   const problems = checkShape(sequencer, shapeOf(credentials), `the ${platform} sequencer`);
   if (problems.length === 0) credentials.safeParse(sequencer).error?.issues.forEach(({ path, message }) => problems.push({ path, message }));
   return problems.map(({ path, message }) => ({ path: [...at, ...path], message }));
 }
 
 const PUSH_PLATFORMS = new Intl.ListFormat('en', { type: 'conjunction' }).format(PUSH_SEQUENCERS.map((s) => s.platform));
+const HISTORY_PLATFORMS = new Intl.ListFormat('en', { type: 'conjunction' }).format(HISTORY_SEQUENCERS.map((s) => s.platform));
 
 /** The problems of a zod parse, as {@link Problem}s. */
 function problemsOf(error: z.ZodError): Problem[] {

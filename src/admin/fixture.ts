@@ -4,6 +4,7 @@ import {
   bindingSchema,
   blocklistSchema,
   checkSequencer,
+  sequencerSchema,
   crmObject,
   destinationSchema,
   parseCrmRateLimit,
@@ -66,6 +67,8 @@ const historyRequest = z
 
 const sourceFixture = sourceSchema.extend({
   ref,
+  // The sequencer account the backfill reads the source's messages with (sealed, never returned).
+  sequencer: sequencerSchema.optional(),
   destinations: z.array(bindingSchema.extend({ destination: z.string().min(1) })).default([]),
   replyRelay: z.string().min(1).optional(),
   createdAt: optionalDate,
@@ -242,6 +245,7 @@ function checkReferences(fixture: Fixture): string[] {
       connection.sources.forEach((source, s) => {
         const sourceAt = `${at}.sources[${s}]`;
         claim(source.ref, sourceAt);
+        checkSequencer(source, 'history').forEach(({ path, message }) => problems.push(`${formatPath([sourceAt, ...path])}: ${message}`));
         if (source.ingressCode) claimCode(source.ingressCode, `${sourceAt}.ingressCode`);
         if (source.legacyIds) claimCode(source.legacyIds.join('/'), `${sourceAt}.legacyIds`);
         source.destinations.forEach((binding, b) => {

@@ -2,7 +2,7 @@ import type { PrismaClient } from '../db/prisma.js';
 import { newWebhookSecret } from '../domain/webhook-signature.js';
 import { apiKeyPrefix, hashApiKey, PREFIX, randomToken, sealSecret } from '../domain/secrets.js';
 import { type Prisma } from '../generated/prisma/client.js';
-import { ingressInUse, jsonColumn, newIngressCode, sequencerColumns } from './entities.js';
+import { ingressInUse, jsonColumn, newIngressCode, sealedSequencer, sequencerColumns } from './entities.js';
 import { type Fixture, type FixtureConnection, type FixtureSource, FixtureError, formatPath, parseFixture, type RefMap } from './fixture.js';
 
 /** What seeding printed: the ref map, plus every secret it generated (shown this once, never stored). */
@@ -145,7 +145,7 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
     if (relay.ref) relays.set(relay.ref, created.id);
   }
   for (const source of connection.sources) {
-    await writeSource(tx, accountId, row.id, source, destinations, relays, result);
+    await writeSource(tx, { accountId, connectionId: row.id, key }, source, destinations, relays, result);
   }
   for (const blocklist of connection.blocklists) {
     const values = [...new Set(blocklist.entries)];
@@ -176,8 +176,7 @@ async function writeConnection(tx: Tx, accountId: number, connection: FixtureCon
 
 async function writeSource(
   tx: Tx,
-  accountId: number,
-  connectionId: number,
+  { accountId, connectionId, key }: { accountId: number; connectionId: number; key: Buffer },
   source: FixtureSource,
   destinations: Map<string, { id: number; url: string }>,
   relays: Map<string, number>,
@@ -193,6 +192,7 @@ async function writeSource(
       legacyId2: source.legacyIds?.[1] ?? null,
       ...source.config,
       replyRelayId: source.replyRelay === undefined ? null : (relays.get(source.replyRelay) ?? null),
+      sequencerCredentialsEncrypted: sealedSequencer(key, source.sequencer),
       ...(source.createdAt ? { createdAt: source.createdAt } : {}),
       destinations: {
         createMany: {

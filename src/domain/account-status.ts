@@ -18,7 +18,12 @@ export interface ConnectionSnapshot {
   /** Reply relays of this connection bound to at least one of its sources. */
   boundReplyRelayCount: number;
   blocklists: { isEnabled: boolean; lastError: string | null; lastFetchedAt: Date | null; lastAttemptedAt: Date | null }[];
+  /** The backfill of each backfilled source (src/jobs/backfills__run.ts): rounds failed in a row, and whether staff paused it. */
+  backfills: { failures: number; paused: boolean }[];
 }
+
+/** Rounds a source's backfill fails in a row before the account status warns: one failure is often a blip the next round fixes. */
+export const BACKFILL_WARNING_AFTER = 3;
 
 export interface Capabilities {
   canUserAccount: boolean;
@@ -38,7 +43,7 @@ export interface ConnectionStatus {
 }
 
 type BlockerCode = 'crm_disconnected' | 'sync_not_enabled' | 'no_sources';
-type WarningCode = 'destinations_not_configured' | 'blocklists_not_configured' | 'blocklists_error';
+type WarningCode = 'destinations_not_configured' | 'blocklists_not_configured' | 'blocklists_error' | 'backfill_failing';
 
 export interface StatusNotice<Code extends string> {
   code: Code;
@@ -101,6 +106,7 @@ export function deriveAccountStatus(snapshots: ConnectionSnapshot[], capabilitie
     if (destinations.status === 'not_configured') warnings.push(notice('destinations_not_configured'));
     if (blocklists.status === 'not_configured') warnings.push(notice('blocklists_not_configured'));
     if (blocklists.status === 'error') warnings.push(notice('blocklists_error'));
+    if (c.backfills.some((b) => !b.paused && b.failures >= BACKFILL_WARNING_AFTER)) warnings.push(notice('backfill_failing'));
     return {
       connectionId: c.id,
       crm: c.crm,
@@ -143,6 +149,10 @@ const TEXT: Record<BlockerCode | WarningCode, { message: string; remediation: st
     message: 'A block list failed its last fetch or push.',
     remediation: 'Read lastError on GET /api/v1/blocklists, fix the cause (often CRM or sequencer credentials), then resync the list.',
   },
+  backfill_failing: {
+    message: "A source's backfill keeps failing: events its sequencer did not deliver by webhook are not fetched.",
+    remediation: 'Check the sequencer account given for the source (its API key, and for EmailBison its instance URL); each round tries again.',
+  },
 };
 
 const ANCHOR: Record<BlockerCode | WarningCode, string> = {
@@ -152,4 +162,5 @@ const ANCHOR: Record<BlockerCode | WarningCode, string> = {
   destinations_not_configured: 'destinations-not-configured',
   blocklists_not_configured: 'blocklists-not-configured',
   blocklists_error: 'blocklists-error',
+  backfill_failing: 'backfill-failing',
 };

@@ -91,28 +91,41 @@ async function retryTransient<T>(statement: () => Promise<T>, attempts = 3): Pro
 }
 
 /**
- * One statement for a batch: find each request's source, insert the request rows and their waiting
- * syncs (the `pending_syncs` outbox), queue the drain of each connection (one job per connection and
- * batch, replacing a waiting one), write the first attempt of each forwarding binding that does not wait for the CRM and queue
- * its destination's sending loop, queue the reply relay scheduling of requests whose source has a relay,
- * and note the sources' last event time. Ids are drawn up front so each row's waiting sync can name it; `matched`
- * is materialised once (nextval is volatile). Data-modifying CTEs always run; `jobs`, `sending` and `relays` are
- * plain SELECTs, so the answer reads them to make them run. A source whose connection was deleted accepts
- * nothing. The sources' last_event_received_at moves at most once a minute, so hot sources do not
- * serialise batches on one row lock.
+ * One statement for a batch: find each request's source, then {@link acceptRowsSql}. Ids are drawn up
+ * front so each row's waiting sync can name it; `matched` is materialised once (nextval is volatile). A
+ * source whose connection was deleted accepts nothing.
  */
 function acceptStatement(input: Sql): Sql {
+  return acceptRowsSql({
+    matched: sql`
+      SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, s.reply_relay_id, i.body, i.content_type
+        FROM ${input}
+        JOIN sources s ON (i.code IS NOT NULL AND s.ingress_code = i.code)
+                       OR (i.code IS NULL AND s.legacy_id_1 = i.legacy1 AND s.legacy_id_2 = i.legacy2)
+        JOIN connections c ON c.id = s.connection_id AND c.deleted_at IS NULL`,
+  });
+}
+
+/**
+ * The statement that accepts requests, received or fetched by the backfill (src/jobs/backfill-store.ts):
+ * `matched` selects one row per request (idx, id, source_id, connection_id, account_id, ingress_code,
+ * reply_relay_id, body, content_type), after the data-modifying CTEs of `before` if any. It inserts the
+ * request rows and their bodies (kept for a shorter time) with their waiting syncs (the `pending_syncs`
+ * outbox), queues the drain of each connection (one job per connection and batch, replacing a waiting
+ * one), writes the first attempt of each forwarding binding that does not wait for the CRM and queues its
+ * destination's sending loop, queues the reply relay scheduling of requests whose source has a relay,
+ * and notes the sources' last event time (a received one: what the backfill fetched was not). Data-modifying CTEs always run; `jobs`, `sending` and `relays`
+ * are plain SELECTs, so the answer reads them to make them run. The sources' last_event_received_at moves
+ * at most once a minute, so hot sources do not serialise batches on one row lock. Answers each request's
+ * idx and id.
+ */
+export function acceptRowsSql({ before, matched, fetched = false }: { before?: Sql; matched: Sql; fetched?: boolean }): Sql {
   return sql`
-  WITH matched AS MATERIALIZED (
-    SELECT i.idx, nextval('requests_id_seq') AS id, s.id AS source_id, s.connection_id, c.account_id, s.ingress_code, s.reply_relay_id, i.body, i.content_type
-      FROM ${input}
-      JOIN sources s ON (i.code IS NOT NULL AND s.ingress_code = i.code)
-                     OR (i.code IS NULL AND s.legacy_id_1 = i.legacy1 AND s.legacy_id_2 = i.legacy2)
-      JOIN connections c ON c.id = s.connection_id AND c.deleted_at IS NULL
-  ),
+  WITH ${before ? sql`${before},` : sql``}
+  matched AS MATERIALIZED (${matched}),
   inserted AS (
-    INSERT INTO requests (id, account_id, source_id, connection_id, path, content_type, created_at)
-    SELECT id, account_id, source_id, connection_id, ingress_code, content_type, now() FROM matched
+    INSERT INTO requests (id, account_id, source_id, connection_id, path, content_type, fetched, created_at)
+    SELECT id, account_id, source_id, connection_id, ingress_code, content_type, ${fetched}::boolean, now() FROM matched
   ),
   bodies AS (
     INSERT INTO request_bodies (request_id, created_at, body) SELECT id, now(), body FROM matched
@@ -132,7 +145,7 @@ function acceptStatement(input: Sql): Sql {
   ),
   touched AS (
     UPDATE sources SET last_event_received_at = now()
-     WHERE id IN (SELECT source_id FROM matched)
+     WHERE NOT ${fetched}::boolean AND id IN (SELECT source_id FROM matched)
        AND (last_event_received_at IS NULL OR last_event_received_at < now() - interval '1 minute')
   )
   SELECT m.idx, m.id, (SELECT n FROM jobs) AS jobs, (SELECT n FROM sending) AS sending, (SELECT n FROM relays) AS relays FROM matched m`;

@@ -1,5 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 import type { WorkerCheck } from '../domain/health.js';
+import { backfillsRun } from './backfills__run.js';
+import { backfillsSchedule } from './backfills__schedule.js';
 import { blocklistsFetch } from './blocklists__fetch.js';
 import { blocklistsPush } from './blocklists__push.js';
 import { blocklistsSchedule } from './blocklists__schedule.js';
@@ -29,6 +31,8 @@ export const CATALOG: readonly CatalogEntry[] = [
   catalogEntry(blocklistsPush),
   catalogEntry(syncsBulkRetry),
   catalogEntry(historyMaintain),
+  catalogEntry(backfillsSchedule),
+  catalogEntry(backfillsRun),
   // An older release's job per event, moved into the sync outbox during a rolling deploy.
   catalogEntry(syncsRun),
 ];

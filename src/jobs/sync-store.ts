@@ -10,6 +10,7 @@ import type { CrmState } from '../connectors/crm/index.js';
 import { parseInbound, type ParseResult } from '../connectors/sequencers/index.js';
 import type { FailureReason, PipelineRef } from '../domain/pipeline-health.js';
 import { UNKNOWN_EVENT_TYPE } from '../connectors/sequencers/event.js';
+import { leadOf, messageKeyOf } from '../connectors/sequencers/message-key.js';
 import { pendingOnOutcomeSql, queueSendingSql } from './delivery-outbox.js';
 import { recordPipelineOutcomes } from './pipeline-health-store.js';
 
@@ -42,6 +43,10 @@ export interface SyncContext {
   /** Null once past RAW_BODY_RETENTION_DAYS. */
   body: string | null;
   receivedAt: Date;
+  /** Fetched from the sequencer by the backfill, not received. */
+  fetched: boolean;
+  /** Its source holds a sequencer account: the backfill reads its leads and messages (src/jobs/backfills__run.ts). */
+  backfilled: boolean;
 }
 
 /** A waiting sync of the outbox (`pending_syncs`), as a drain claims it. */
@@ -217,10 +222,12 @@ export class SyncStore {
   private async loadMany(items: PendingSync[]): Promise<Loaded[]> {
     const { rows: contexts } = await query<SyncContext & { requestId: string }>(this.pool, contextStatement(items.map((i) => i.requestId)));
     const byRequest = new Map(contexts.map((c) => [Number(c.requestId), { ...c, requestId: Number(c.requestId) }]));
-    const found = items.flatMap((item) => {
+    const parsedAll = items.flatMap((item) => {
       const context = byRequest.get(item.requestId);
       return context ? [{ item, context, parsed: parseInbound(context.platform, context.body) }] : [];
     });
+    const duplicates = await this.recordMessages(parsedAll);
+    const found = parsedAll.filter((f) => !duplicates.has(f.context.requestId));
     if (found.length === 0) return items.map((pending) => ({ kind: 'done' as const, pending }));
 
     const input = rows(
@@ -265,6 +272,48 @@ export class SyncStore {
       }),
     );
     return items.map((pending) => loaded.get(pending.requestId) ?? { kind: 'done' as const, pending });
+  }
+
+  /**
+   * For the requests of backfilled sources: the leads they name (whose history the backfill asks for)
+   * and the sequencer messages they are, each message's first request owning its key. A request whose
+   * message another request owns, one of the two fetched, is a duplicate: marked on the request and
+   * answered here (it gets no sync). Two requests the sequencer itself posted twice stay two syncs, as
+   * before there was a backfill.
+   */
+  private async recordMessages(loaded: Array<{ context: SyncContext; parsed: ParseResult }>): Promise<Set<number>> {
+    const events = loaded.flatMap(({ context, parsed }) => (context.backfilled && parsed.ok ? [{ context, event: parsed.event }] : []));
+    if (events.length === 0) return new Set();
+    const leads = new Map<string, { sourceId: number; key: string; campaignId: string | null; leadId: string | null; contact: string; seenAt: Date }>();
+    for (const { context, event } of events) {
+      const lead = leadOf(event);
+      leads.set(`${context.sourceId}:${lead.key}`, { sourceId: context.sourceId, ...lead, seenAt: context.receivedAt });
+    }
+    await query(this.pool, rememberLeadsStatement([...leads.values()]));
+    const messages = events.flatMap(({ context, event }) => {
+      const key = messageKeyOf(event);
+      return key === null ? [] : [{ sourceId: context.sourceId, requestId: context.requestId, key, fetched: context.fetched, createdAt: context.receivedAt }];
+    });
+    if (messages.length === 0) return new Set();
+    const input = rows('i', { sourceId: 'int', requestId: 'bigint', key: 'text', fetched: 'boolean', createdAt: 'timestamptz' }, messages);
+    // The first request of a message owns its key (lowest id first within the batch); a second statement sees every owner.
+    await query(
+      this.pool,
+      sql`INSERT INTO message_keys (source_id, key, request_id, fetched, created_at)
+          SELECT source_id, key, request_id, fetched, created_at FROM ${input} ORDER BY request_id
+          ON CONFLICT (source_id, key) DO NOTHING`,
+    );
+    const { rows: duplicates } = await query<{ requestId: string }>(
+      this.pool,
+      sql`WITH duplicate AS (
+            SELECT i.request_id, i.created_at, k.request_id AS owner
+              FROM ${input} JOIN message_keys k ON k.source_id = i.source_id AND k.key = i.key
+             WHERE k.request_id <> i.request_id AND (i.fetched OR k.fetched)
+          ),
+          marked AS (UPDATE requests r SET duplicate_of = d.owner FROM duplicate d WHERE r.id = d.request_id AND r.created_at = d.created_at)
+          SELECT request_id AS "requestId" FROM duplicate`,
+    );
+    return new Set(duplicates.map((d) => Number(d.requestId)));
   }
 
   private async rescheduleMany(items: { requestId: number; waitMs: number; waited: boolean }[]): Promise<void[]> {
@@ -342,7 +391,8 @@ function contextStatement(requestIds: number[]): Sql {
          c.credentials_encrypted AS "credentialsEncrypted", c.crm_rate_limit AS "crmRateLimit",
          s.create_or_update_company AS "createOrUpdateCompany", s.create_or_update_task AS "createOrUpdateTask",
          s.assign_contact_owner AS "assignContactOwner", s.crm_object_type AS "crmObjectType",
-         ${requestBodySql('r')} AS body, r.created_at AS "receivedAt"
+         ${requestBodySql('r')} AS body, r.created_at AS "receivedAt", r.fetched,
+         s.sequencer_credentials_encrypted IS NOT NULL AS backfilled
     FROM requests r
     JOIN sources s ON s.id = r.source_id
     JOIN connections c ON c.id = s.connection_id
@@ -351,6 +401,18 @@ function contextStatement(requestIds: number[]): Sql {
 
 // The sync's time is the request's (processing time of the inbound payload), so lists and windows agree.
 // A signal is stored once per request, with the sync row's first run (or an asked-for retry of an error).
+/** Remembers (or refreshes, at most hourly: a hot lead is not a row update per event) the leads a round's requests name. */
+function rememberLeadsStatement(
+  leads: Array<{ sourceId: number; key: string; campaignId: string | null; leadId: string | null; contact: string; seenAt: Date }>,
+): Sql {
+  const input = rows('i', { sourceId: 'int', key: 'text', campaignId: 'text', leadId: 'text', contact: 'text', seenAt: 'timestamptz' }, leads);
+  return sql`
+  INSERT INTO source_leads AS l (source_id, lead_key, campaign_id, lead_id, contact, last_seen_at)
+  SELECT source_id, key, campaign_id, lead_id, contact, seen_at FROM ${input}
+  ON CONFLICT (source_id, lead_key) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
+   WHERE l.last_seen_at < EXCLUDED.last_seen_at - interval '1 hour'`;
+}
+
 function loadSyncsStatement(input: Sql): Sql {
   return sql`
   WITH input AS (SELECT * FROM ${input}),

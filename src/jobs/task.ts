@@ -1,7 +1,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type pg from 'pg';
 import type { z } from 'zod';
-import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../config.js';
+import type { BackfillConfig, BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../config.js';
 import type { CrmConfig } from '../connectors/crm/index.js';
 import type { WorkerCheck } from '../domain/health.js';
 import type { RetentionDays } from '../db/history/maintain.js';
@@ -68,6 +68,8 @@ export interface JobDeps {
   webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
   /** Block list settings (each push sequencer's base URL, e.g. SMARTLEAD_BASE_URL; BLOCKLIST_REFRESH_MINUTES); DEFAULT_BLOCKLISTS where absent. */
   blocklists?: Partial<BlocklistConfig>;
+  /** Backfill settings (BACKFILL_*, each history sequencer's base URL and budget); DEFAULT_BACKFILL where absent. */
+  backfill?: Partial<BackfillConfig>;
   /** Days each kind of history is kept (RETENTION_DAYS, ...); DEFAULT_RETENTION where absent. */
   retention?: RetentionDays;
   /** Opens and seals connection credentials. */

@@ -98,6 +98,7 @@ builder.queryField('accountStatus', (t) =>
           sources: {
             select: {
               platform: true,
+              backfill: { select: { failures: true, paused: true } },
               replyRelay: { select: { id: true, connectionId: true } },
               destinations: { select: { eventTypes: true, destination: { select: { url: true, connectionId: true } } } },
             },
@@ -125,6 +126,7 @@ builder.queryField('accountStatus', (t) =>
           forwardingEventTypes: bindings.flatMap((b) => b.eventTypes),
           boundReplyRelayCount: relays.size,
           blocklists: c.blocklists,
+          backfills: c.sources.flatMap((s) => (s.backfill ? [s.backfill] : [])),
         };
       });
       return deriveAccountStatus(snapshots, viewer.capabilities, args.docsUrl);

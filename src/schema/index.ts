@@ -27,6 +27,7 @@ import './request-lineage.js';
 import './account-admin.js';
 import './api-key-admin.js';
 import './source-admin.js';
+import './source-backfill.js';
 import './connection-settings.js';
 import './destination-admin.js';
 import './reply-relay-admin.js';

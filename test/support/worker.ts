@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../../src/config.js';
+import type { BackfillConfig, BlocklistConfig, ForwardingConfig, RelayConfig, WebhookConfig } from '../../src/config.js';
 import type { CrmConfig } from '../../src/connectors/crm/index.js';
 import { CRM_KINDS, type CrmKind } from '../../src/connectors/crm/kinds.js';
 import { createLogger, type Logger } from '../../src/logger.js';
@@ -28,10 +28,20 @@ export async function startTestWorker(
     relays?: Partial<RelayConfig>;
     webhooks?: Partial<WebhookConfig> & { attemptTimeoutMs?: number };
     blocklists?: Partial<BlocklistConfig>;
+    backfill?: Partial<BackfillConfig>;
     outboundAllowPrivate?: boolean;
   } = {},
 ): Promise<{ stop(): Promise<void> }> {
-  const { logger = createLogger('silent', process.stderr), forwarding, relays, webhooks, blocklists, outboundAllowPrivate = true, ...overrides } = settings;
+  const {
+    logger = createLogger('silent', process.stderr),
+    forwarding,
+    relays,
+    webhooks,
+    blocklists,
+    backfill,
+    outboundAllowPrivate = true,
+    ...overrides
+  } = settings;
   const workerSettings = { ...WORKER_SETTINGS, pollInterval: 100, ...overrides };
   const pool = new pg.Pool({ connectionString: databaseUrl, max: workerPoolSize(workerSettings), application_name: WORKER_APPLICATION_NAME });
   // Connections the test ends under the worker must not crash the run.
@@ -46,6 +56,7 @@ export async function startTestWorker(
     ...(relays ? { relays } : {}),
     ...(webhooks ? { webhooks } : {}),
     ...(blocklists ? { blocklists } : {}),
+    ...(backfill ? { backfill } : {}),
   };
   const runner = await startWorker(pool, logger, deps, workerSettings);
   return {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CRM_KINDS } from '../../src/connectors/crm/kinds.js';
 import { CRMS } from '../../src/connectors/crm/registry.js';
-import { PUSH_SEQUENCERS } from '../../src/connectors/sequencers/registry.js';
+import { HISTORY_SEQUENCERS, PUSH_SEQUENCERS } from '../../src/connectors/sequencers/registry.js';
 import { sandboxDefaultPath } from '../../src/sandbox/system-table.js';
 
 /**
@@ -190,6 +190,8 @@ describe("the README's configuration table", () => {
   const endpoints = [
     ...CRM_KINDS.map((kind) => CRMS[kind].endpoint),
     ...PUSH_SEQUENCERS.flatMap((sequencer) => sequencer.blocklistPush.endpoint ?? []),
+    // A history's endpoint is its push's where it has one (one variable).
+    ...HISTORY_SEQUENCERS.flatMap(({ history, blocklistPush }) => (history.endpoint && history.endpoint !== blocklistPush?.endpoint ? [history.endpoint] : [])),
     ...CRM_KINDS.flatMap((kind) => CRMS[kind].oauth.authorize.endpoint ?? []),
   ];
   /** The client id and secret variables of each CRM's OAuth app. */
@@ -205,7 +207,13 @@ describe("the README's configuration table", () => {
     const schema = /^const envSchema = z\.object\(\{\n([\s\S]*?)^\}\);/m.exec(config)?.[1] ?? '';
     expect(schema).toMatch(/^ {2}\.\.\.definitionVariables\(\),$/m);
     const own = [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
-    return [...own, ...endpoints.map((endpoint) => endpoint.env), ...CRM_KINDS.map((kind) => CRMS[kind].budget.env), ...apps];
+    return [
+      ...own,
+      ...endpoints.map((endpoint) => endpoint.env),
+      ...CRM_KINDS.map((kind) => CRMS[kind].budget.env),
+      ...HISTORY_SEQUENCERS.map((sequencer) => sequencer.history.budget.env),
+      ...apps,
+    ];
   }
 
   it('stays in the README and lists every variable src/config.ts reads, and no other but Node its own', () => {

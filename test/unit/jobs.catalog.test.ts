@@ -12,6 +12,8 @@ import { replyRelaysSchedule } from '../../src/jobs/reply_relays__schedule.js';
 import { syncsBulkRetry } from '../../src/jobs/syncs__bulk_retry.js';
 import { HISTORY_CRON, historyMaintain } from '../../src/jobs/history__maintain.js';
 import { webhookDeliveriesSend } from '../../src/jobs/webhook_deliveries__send.js';
+import { backfillsRun } from '../../src/jobs/backfills__run.js';
+import { BACKFILL_CRON, backfillsSchedule } from '../../src/jobs/backfills__schedule.js';
 import { sql } from '../../src/db/sql.js';
 
 describe('the job catalog', () => {
@@ -58,6 +60,8 @@ describe('failures no retry changes (issue 20)', () => {
       blocklistsPush,
       syncsBulkRetry,
       historyMaintain,
+      backfillsSchedule,
+      backfillsRun,
       syncsRun,
     ];
     expect(tasks.map((t) => t.identifier).sort()).toEqual(CATALOG.map((e) => e.identifier).sort());
@@ -67,7 +71,16 @@ describe('failures no retry changes (issue 20)', () => {
       'webhook_deliveries__send',
       'blocklists__schedule',
       'history__maintain',
+      'backfills__schedule',
       'syncs__run',
+    ]);
+  });
+});
+
+describe('the backfill schedule', () => {
+  it('is a crontab item running backfills__schedule every minute, never backfilled by graphile-worker', () => {
+    expect(BACKFILL_CRON).toEqual([
+      { task: 'backfills__schedule', match: '* * * * *', identifier: 'backfills-schedule', options: { backfillPeriod: 0, maxAttempts: 1 } },
     ]);
   });
 });

@@ -48,7 +48,7 @@ export async function pushValues(http: HttpClient, target: PushTarget, values: r
 }
 
 /** The sequencer's own words, short, with the key cut out should it echo it. */
-function vendorMessage(response: HttpResponse, apiKey: string): string | undefined {
+export function vendorMessage(response: HttpResponse, apiKey: string): string | undefined {
   const body = response.json();
   const record = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   const said = [record.message, record.error].find((v) => typeof v === 'string' && v !== '') as string | undefined;

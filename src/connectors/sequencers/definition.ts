@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { EndpointVariable } from '../../config.js';
 import type { HttpRequest } from '../http/client.js';
 import type { SequencerParser } from './event.js';
+import type { SequencerHistory } from './history.js';
 import type { SequencerPlatform } from './platforms.js';
 
 /**
@@ -30,14 +31,16 @@ interface SequencerBasics {
 type SequencerAccount =
   | {
       /**
-       * A block list's `sequencer` (fixture, admin): the one schema its values are checked with, strict on
-       * input. Stored encrypted; the push reads its `apiKey` (Smartlead's client id is a block list column).
+       * A block list's or a source's `sequencer` (fixture, admin): the one schema its values are checked
+       * with, strict on input. Stored encrypted; the push and the backfill read its `apiKey` (and `baseUrl`).
        */
       credentials: z.ZodObject & z.ZodType<SequencerCredentials>;
       /** How a block list is pushed to it; absent when the service does not push there. */
       blocklistPush?: BlocklistPush;
+      /** How the backfill reads its messages (./history.ts); absent when its API lists none. */
+      history?: SequencerHistory;
     }
-  | { credentials?: undefined; blocklistPush?: undefined };
+  | { credentials?: undefined; blocklistPush?: undefined; history?: undefined };
 
 /** What every sequencer's credentials hold: its API key and, for a sequencer with client accounts, the client. */
 export type SequencerCredentials = { apiKey: string; clientId?: string; baseUrl?: string };

@@ -1,4 +1,5 @@
 import type { BlocklistPush, SequencerDefinition } from './definition.js';
+import type { SequencerHistory } from './history.js';
 import { EMAILBISON } from './emailbison/definition.js';
 import { HEYREACH } from './heyreach/definition.js';
 import { INSTANTLY } from './instantly/definition.js';
@@ -36,4 +37,12 @@ export type PushSequencer = Extract<SequencerDefinition, { credentials: unknown 
 /** The sequencers block lists are pushed to (those whose definition has a `blocklistPush`), in SEQUENCER_PLATFORMS order. */
 export const PUSH_SEQUENCERS: readonly PushSequencer[] = SEQUENCER_PLATFORMS.map((platform) => SEQUENCERS[platform]).filter(
   (definition): definition is PushSequencer => definition.blocklistPush !== undefined,
+);
+
+/** A sequencer the backfill reads. */
+export type HistorySequencer = Extract<SequencerDefinition, { credentials: unknown }> & { history: SequencerHistory };
+
+/** The sequencers the backfill reads (those whose definition has a `history`), in SEQUENCER_PLATFORMS order. */
+export const HISTORY_SEQUENCERS: readonly HistorySequencer[] = SEQUENCER_PLATFORMS.map((platform) => SEQUENCERS[platform]).filter(
+  (definition): definition is HistorySequencer => definition.history !== undefined,
 );

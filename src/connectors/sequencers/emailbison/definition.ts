@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { apiKey } from '../credentials.js';
 import type { SequencerDefinition } from '../definition.js';
 import { emailbisonPush } from './blocklist-push.js';
+import { emailbisonHistory } from './history.js';
 import { EMAILBISON_INBOX_LINK, parseEmailBison } from './parser.js';
 
 /** EmailBison in the registry (src/connectors/sequencers/registry.ts). */
@@ -13,6 +14,7 @@ export const EMAILBISON: SequencerDefinition & { platform: 'emailbison' } = {
   // Every customer runs an instance on a host of its own (white-labelled): its URL belongs to the account.
   credentials: z.object({ apiKey, baseUrl: instanceUrl() }),
   blocklistPush: emailbisonPush,
+  history: emailbisonHistory,
 };
 
 /** An instance's base URL: http(s), no credentials, query or fragment; kept without a trailing slash. */
