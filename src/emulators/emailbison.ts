@@ -105,6 +105,7 @@ export class EmailBisonEmulator {
   private readonly server: http.Server;
   private readonly plan = new FaultPlan();
   private nextId = 1000;
+  private interception: { left: number; phase: 'before' | 'answered'; action: () => void } | undefined;
 
   constructor(options: EmailBisonEmulatorOptions = {}) {
     this.requestsPerMinute = options.requestsPerMinute ?? 3_000;
@@ -125,6 +126,14 @@ export class EmailBisonEmulator {
   /** The next `n` matching requests answer `fault.status` (with Retry-After when given). */
   failNext(n: number, fault: Fault): void {
     this.plan.failNext(n, fault);
+  }
+
+  /**
+   * Runs `action` at the `n`th request that reaches the API (a crash test kills its caller there):
+   * `before` it is answered (the caller never gets it), or once `answered`.
+   */
+  interceptNth(n: number, phase: 'before' | 'answered', action: () => void): void {
+    this.interception = { left: n, phase, action };
   }
 
   /** Registers an `api-user` token with its own, empty workspace; other tokens answer 401. */
@@ -270,7 +279,12 @@ export class EmailBisonEmulator {
       workspace.hits.push(now);
       const json = req.method === 'POST' ? parseJson(body) : undefined;
       if (json === INVALID_JSON) return answer([400, { message: 'The body is not valid JSON.' }]);
+      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
+      if (intercepted) this.interception = undefined;
+      // The caller is gone before its answer: nothing reaches it.
+      if (intercepted?.phase === 'before') return intercepted.action();
       answer(this.route(workspace, req.method ?? 'GET', url, json));
+      intercepted?.action();
     } catch (error) {
       answer([500, { message: error instanceof Error ? error.message : 'Server Error' }]);
     }
