@@ -114,7 +114,10 @@ export interface BackfillConfig {
   intervalMinutes: number;
   /** BACKFILL_LOOKBACK_DAYS: the leads seen, and the messages asked for, this many days back. */
   lookbackDays: number;
-  /** Each history sequencer's API base URL (its `history.endpoint` variable: SMARTLEAD_BASE_URL, ...); absent: its default, or the account's own. */
+  /**
+   * Each history sequencer's API base URL where it is not its block-list push's (those read `blocklistPushUrls`:
+   * SMARTLEAD_BASE_URL, ...); absent: the push's, its default, or the account's own.
+   */
   urls: Partial<Record<SequencerPlatform, string>>;
   /** Each history sequencer's requests per window and account (its `history.budget.env`); absent: its documented limit. */
   budgets: Partial<Record<SequencerPlatform, number>>;
@@ -246,7 +249,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     backfill: {
       intervalMinutes: e.BACKFILL_INTERVAL_MINUTES,
       lookbackDays: e.BACKFILL_LOOKBACK_DAYS,
-      urls: Object.fromEntries(HISTORY_SEQUENCERS.flatMap(({ platform, history: h }) => (h.endpoint ? [[platform, endpoint(h.endpoint)]] : []))),
+      // A history read where the block list is pushed is one variable, one setting: the push's (blocklistPushUrls).
+      urls: Object.fromEntries(
+        HISTORY_SEQUENCERS.flatMap(({ platform, history: h, blocklistPush }) =>
+          h.endpoint && h.endpoint !== blocklistPush?.endpoint ? [[platform, endpoint(h.endpoint)]] : [],
+        ),
+      ),
       budgets: Object.fromEntries(HISTORY_SEQUENCERS.map(({ platform, history: h }) => [platform, named[h.budget.env] as number])),
     },
     forwarding: {

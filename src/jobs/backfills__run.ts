@@ -82,7 +82,7 @@ async function round(env: JobEnvironment, deps: Deps, sourceId: number, signal: 
   try {
     if (!sequencer?.history) throw new RoundFailure(`The backfill does not read ${sequencer?.name ?? source.platform}`);
     const history = sequencer as HistorySequencer;
-    const account = accountOf(env, history, source.credentialsEncrypted, config.urls[history.platform]);
+    const account = accountOf(env, history, source.credentialsEncrypted, config.urls[history.platform] ?? env.blocklists?.pushUrls?.[history.platform]);
     const budget = { requests: config.budgets[history.platform] ?? history.history.budget.requests, windowMs: history.history.budget.windowMs };
     const call = budgetedCall(deps, history, account, budget, signal);
     const leads = await store.leads(sourceId, config.lookbackDays);

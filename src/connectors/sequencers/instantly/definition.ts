@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiKey } from '../credentials.js';
 import type { SequencerDefinition } from '../definition.js';
+import { instantlyHistory } from './history.js';
 import { instantlyPush } from './blocklist-push.js';
 import { INSTANTLY_INBOX_LINK, parseInstantly } from './parser.js';
 
@@ -12,4 +13,5 @@ export const INSTANTLY: SequencerDefinition & { platform: 'instantly' } = {
   inboxLink: INSTANTLY_INBOX_LINK,
   credentials: z.object({ apiKey }),
   blocklistPush: instantlyPush,
+  history: instantlyHistory,
 };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { numericId } from '../../crm/schema-fields.js';
 import { apiKey } from '../credentials.js';
 import type { SequencerDefinition } from '../definition.js';
+import { smartleadHistory } from './history.js';
 import { smartleadPush } from './blocklist-push.js';
 import { SMARTLEAD_INBOX_LINK, parseSmartlead } from './parser.js';
 
@@ -14,4 +15,5 @@ export const SMARTLEAD: SequencerDefinition & { platform: 'smartlead' } = {
   // An agency's block list may be a client's: its id, kept on the block list (client_id).
   credentials: z.object({ apiKey, clientId: numericId('must be a Smartlead client id (digits)').optional() }),
   blocklistPush: smartleadPush,
+  history: smartleadHistory,
 };
