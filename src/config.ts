@@ -121,6 +121,8 @@ export interface BackfillConfig {
   urls: Partial<Record<SequencerPlatform, string>>;
   /** Each history sequencer's requests per window and account (its `history.budget.env`); absent: its documented limit. */
   budgets: Partial<Record<SequencerPlatform, number>>;
+  /** Each history sequencer's budget window in ms; absent: its documented one (bench:backfill compresses time with it). */
+  windows?: Partial<Record<SequencerPlatform, number>>;
 }
 
 /** The documented defaults, where a worker is given none (tests). */

@@ -19,6 +19,10 @@ const MAX_REFUSALS = 5;
 /** A 429 without a Retry-After holds the account this long. */
 const DEFAULT_PAUSE_MS = 60_000;
 const CALL_TIMEOUT_MS = 30_000;
+/** Messages a statement records at most. */
+const BATCH_MESSAGES = 500;
+/** How often a round looks whether staff paused it. */
+const PAUSE_CHECK_MS = 5_000;
 
 /**
  * `backfills__run {sourceId}`: one round of a source's backfill. It asks the source's sequencer, within
@@ -26,7 +30,7 @@ const CALL_TIMEOUT_MS = 30_000;
  * the last BACKFILL_LOOKBACK_DAYS since its last round, and turns every message no request of the source
  * holds yet (by the sequencer's message id: src/connectors/sequencers/message-key.ts) into a request
  * marked fetched, accepted as the ingress accepts one: parsed, synced, forwarded and relayed like any
- * other. A page of messages is one statement, so a round cut short (a crash, a stop) loses nothing and
+ * other. A batch of found messages is one statement, so a round cut short (a crash, a stop) loses nothing and
  * the next finds what it had done. A round that fails records why on the source (never the key) and
  * leaves its start where it was. Queued by the schedule (./backfills__schedule.ts); one round per source
  * at a time (its named queue).
@@ -83,15 +87,26 @@ async function round(env: JobEnvironment, deps: Deps, sourceId: number, signal: 
     if (!sequencer?.history) throw new RoundFailure(`The backfill does not read ${sequencer?.name ?? source.platform}`);
     const history = sequencer as HistorySequencer;
     const account = accountOf(env, history, source.credentialsEncrypted, config.urls[history.platform] ?? env.blocklists?.pushUrls?.[history.platform]);
-    const budget = { requests: config.budgets[history.platform] ?? history.history.budget.requests, windowMs: history.history.budget.windowMs };
+    const budget = {
+      requests: config.budgets[history.platform] ?? history.history.budget.requests,
+      windowMs: config.windows?.[history.platform] ?? history.history.budget.windowMs,
+    };
     const call = budgetedCall(deps, history, account, budget, signal);
     const leads = await store.leads(sourceId, config.lookbackDays);
+    // Pages are recorded in batches (one statement each): what a crash loses of a batch, the next round reads again.
+    const batch = new Batch(history);
+    let checked = Date.now();
     for await (const page of history.history.read({ account, leads, since, call })) {
-      await store.record(sourceId, messagesOf(history, page), page.length);
+      batch.add(page);
+      if (batch.full()) await batch.flush(store, sourceId);
       if (signal?.aborted) throw new RoundFailure('The worker stopped during the round: the next round asks again');
-      // Paused by staff: the round ends here, its start unchanged (a resumed backfill asks again from there).
-      if (await store.paused(sourceId)) return;
+      if (Date.now() - checked >= PAUSE_CHECK_MS) {
+        checked = Date.now();
+        // Paused by staff: the round ends here, its start unchanged (a resumed backfill asks again from there).
+        if (await store.paused(sourceId)) return await batch.flush(store, sourceId);
+      }
     }
+    await batch.flush(store, sourceId);
     await store.finish(sourceId, startedAt);
   } catch (error) {
     if (!(error instanceof RoundFailure)) throw error;
@@ -100,15 +115,36 @@ async function round(env: JobEnvironment, deps: Deps, sourceId: number, signal: 
   }
 }
 
-/** The messages of a page the platform's parser reads and that carry a key, each once. */
-function messagesOf(sequencer: HistorySequencer, page: readonly Record<string, unknown>[]): FoundMessage[] {
-  const found = new Map<string, FoundMessage>();
-  for (const body of page) {
-    const parsed = sequencer.parse(body);
-    const key = parsed.ok ? messageKeyOf(parsed.event) : null;
-    if (key !== null && !found.has(key)) found.set(key, { key, body: JSON.stringify(body) });
+/**
+ * The messages found and not yet recorded: those the platform's parser reads and that carry a key, each
+ * once, and how many the sequencer listed. Recorded every {@link BATCH_MESSAGES} messages (a page of a
+ * lead holds a few), so a round over thousands of leads is a statement per batch, not per call.
+ */
+class Batch {
+  private found = new Map<string, FoundMessage>();
+  private seen = 0;
+
+  constructor(private readonly sequencer: HistorySequencer) {}
+
+  add(page: readonly Record<string, unknown>[]): void {
+    this.seen += page.length;
+    for (const body of page) {
+      const parsed = this.sequencer.parse(body);
+      const key = parsed.ok ? messageKeyOf(parsed.event) : null;
+      if (key !== null && !this.found.has(key)) this.found.set(key, { key, body: JSON.stringify(body) });
+    }
   }
-  return [...found.values()];
+
+  full(): boolean {
+    return this.found.size >= BATCH_MESSAGES;
+  }
+
+  async flush(store: BackfillStore, sourceId: number): Promise<void> {
+    if (this.seen === 0) return;
+    await store.record(sourceId, [...this.found.values()], this.seen);
+    this.found = new Map();
+    this.seen = 0;
+  }
 }
 
 /** The account from the source's sealed credentials; the base URL from the sequencer's variable or, for instances, the account. */

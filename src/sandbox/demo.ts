@@ -5,6 +5,8 @@
  */
 
 import { crmKindOf, type CrmKind } from '../connectors/crm/kinds.js';
+import { sequencerPlatformOf } from '../connectors/sequencers/platforms.js';
+import { sequencerDefinition } from '../connectors/sequencers/registry.js';
 import { unreachable } from '../domain/unreachable.js';
 
 /** The credentials the sandbox's systems accept; the demo's connections and block lists are given them. */
@@ -28,6 +30,9 @@ export const SANDBOX_CREDENTIALS = {
   attio: { accessToken: 'sandbox-attio-token', clientId: 'sandbox-attio-client', clientSecret: 'sandbox-attio-secret' },
   smartlead: 'sandbox-smartlead-key',
   instantly: 'sandbox-instantly-key',
+  emailbison: '9|sandbox-emailbison-token',
+  heyreach: 'sandbox-heyreach-key',
+  lemlist: 'sandbox-lemlist-key',
 } as const;
 
 /** The service's app at the sandbox CRM of `kind` (its client id and secret): with SANDBOX on, the default of its app variables (src/config.ts). */
@@ -92,7 +97,9 @@ export function sandboxFixture(fixture: unknown, sandboxUrl: string): unknown {
         destinations: list(connection.destinations).map((d) => ({ ...d, url: `${sandboxUrl}/forwarding/${String(d.ref)}` })),
         // Relayed at once: the demo's email arrives while its user watches.
         replyRelays: list(connection.replyRelays).map((r) => ({ ...r, delayMinutes: 0 })),
-        blocklists: list(connection.blocklists).map((b) => ({ ...b, ...sequencerAccount(b.platform) })),
+        blocklists: list(connection.blocklists).map((b) => ({ ...b, ...(pushedTo(b.platform) ? sequencerAccount(b.platform, sandboxUrl) : {}) })),
+        // Every source holds its sandbox sequencer's account: the backfill reads the stand-in's history.
+        sources: list(connection.sources).map((source) => ({ ...source, ...sequencerAccount(source.platform, sandboxUrl) })),
       })),
       webhookEndpoints: list(account.webhookEndpoints).map((w) => ({ ...w, url: `${sandboxUrl}/webhooks/${String(w.ref)}` })),
     })),
@@ -116,10 +123,26 @@ function crmCredentials(connection: Json, sandboxUrl: string): Json {
   }
 }
 
-function sequencerAccount(platform: unknown): Json {
-  if (platform === 'smartlead') return { sequencer: { apiKey: SANDBOX_CREDENTIALS.smartlead } };
-  if (platform === 'instantly') return { sequencer: { apiKey: SANDBOX_CREDENTIALS.instantly } };
-  return {};
+/** Whether block lists of `platform` are pushed (only those take a sequencer account). */
+function pushedTo(platform: unknown): boolean {
+  return typeof platform === 'string' && sequencerDefinition(platform)?.blocklistPush !== undefined;
+}
+
+/** The sandbox account of a sequencer, as a source's or block list's `sequencer`. */
+function sequencerAccount(platform: unknown, sandboxUrl: string): Json {
+  const platformOf = typeof platform === 'string' ? sequencerPlatformOf(platform) : undefined;
+  if (platformOf === undefined) return {};
+  switch (platformOf) {
+    case 'smartlead':
+    case 'instantly':
+    case 'heyreach':
+    case 'lemlist':
+      return { sequencer: { apiKey: SANDBOX_CREDENTIALS[platformOf] } };
+    case 'emailbison':
+      return { sequencer: { apiKey: SANDBOX_CREDENTIALS.emailbison, baseUrl: `${sandboxUrl}/emailbison` } };
+    default:
+      return unreachable(platformOf);
+  }
 }
 
 function list(value: unknown): Json[] {

@@ -15,6 +15,7 @@ const STATEFUL: readonly SandboxSystem[] = [
   'attio-app',
   'smartlead',
   'instantly',
+  'emailbison',
 ];
 
 /** An answer of a sandbox system, as the router relays it. */

@@ -24,6 +24,11 @@ export const SANDBOX_SYSTEMS = [
   // One emulator answers both sequencers' block list APIs.
   row('smartlead', 'SMARTLEAD_BASE_URL', (s) => s.sequencers.url),
   row('instantly', 'INSTANTLY_BASE_URL', (s) => s.sequencers.url),
+  // An EmailBison instance: every customer's has its own host, which a source's or block list's account names (src/sandbox/demo.ts).
+  row('emailbison', null, (s) => s.emailbison.url),
+  // HeyReach's and lemlist's APIs, which the backfill reads.
+  row('heyreach', 'HEYREACH_BASE_URL', (s) => s.heyreach.url),
+  row('lemlist', 'LEMLIST_BASE_URL', (s) => s.lemlist.url),
   // Customer URLs (forwarding destinations, webhook endpoints): the demo's are pointed here (src/sandbox/demo.ts).
   row('forwarding', null, (s) => s.receivers.url),
   row('webhooks', null, (s) => s.receivers.url),

@@ -1,6 +1,9 @@
 import { startAttioEmulator, type AttioEmulator } from '../emulators/attio.js';
 import { startCloseEmulator, type CloseEmulator } from '../emulators/close.js';
 import { startDestinationEmulator, type DestinationEmulator } from '../emulators/destination.js';
+import { startEmailBisonEmulator, type EmailBisonEmulator } from '../emulators/emailbison.js';
+import { startHeyReachEmulator, type HeyReachEmulator } from '../emulators/heyreach.js';
+import { startLemlistEmulator, type LemlistEmulator } from '../emulators/lemlist.js';
 import { startHubspotEmulator, type HubspotEmulator } from '../emulators/hubspot.js';
 import { startSalesforceEmulator, type SalesforceEmulator } from '../emulators/salesforce.js';
 import { startSequencerEmulator, type SequencerEmulator } from '../emulators/sequencer.js';
@@ -23,8 +26,13 @@ export interface SandboxSystems {
   /** Close (its API and app host; named `closeCrm`, as `close()` stops the systems). */
   closeCrm: CloseEmulator;
   attio: AttioEmulator;
-  /** Smartlead's and Instantly's block list APIs (one emulator answers both). */
+  /** Smartlead's and Instantly's block list and history APIs (one emulator answers both). */
   sequencers: SequencerEmulator;
+  /** An EmailBison instance (blacklists, leads' mail). */
+  emailbison: EmailBisonEmulator;
+  /** HeyReach's and lemlist's APIs (conversations, activities). */
+  heyreach: HeyReachEmulator;
+  lemlist: LemlistEmulator;
   /** The forwarding and platform webhook receivers: every request answered 200 unless a failure is forced. */
   receivers: DestinationEmulator;
   /** Null in a process that found the port taken: another API process's sandbox holds the inbox (journaled, so shown by every process). */
@@ -80,6 +88,12 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
     workspace: { id: '22222222-2222-4222-8222-222222222222', name: 'Sandbox Attio workspace', slug: 'sandbox' },
   });
   const sequencers = await startSequencerEmulator({ smartleadKeys: [SANDBOX_CREDENTIALS.smartlead], instantlyKeys: [SANDBOX_CREDENTIALS.instantly] });
+  const emailbison = await startEmailBisonEmulator();
+  emailbison.addWorkspace(SANDBOX_CREDENTIALS.emailbison);
+  const heyreach = await startHeyReachEmulator();
+  heyreach.addKey(SANDBOX_CREDENTIALS.heyreach);
+  const lemlist = await startLemlistEmulator();
+  lemlist.addKey(SANDBOX_CREDENTIALS.lemlist);
   const receivers = await startDestinationEmulator();
   // One inbox per machine: a second API process on the embedded database finds the port taken by the first,
   // whose inbox journals every mail in PostgreSQL, where every process's page reads it.
@@ -93,10 +107,24 @@ export async function startSandboxSystems(options: { sandboxUrl: string; smtpPor
     closeCrm,
     attio,
     sequencers,
+    emailbison,
+    heyreach,
+    lemlist,
     receivers,
     smtp,
     async close() {
-      await Promise.all([hubspot.close(), salesforce.close(), closeCrm.close(), attio.close(), sequencers.close(), receivers.close(), smtp?.close()]);
+      await Promise.all([
+        hubspot.close(),
+        salesforce.close(),
+        closeCrm.close(),
+        attio.close(),
+        sequencers.close(),
+        emailbison.close(),
+        heyreach.close(),
+        lemlist.close(),
+        receivers.close(),
+        smtp?.close(),
+      ]);
     },
   };
 }

@@ -31,9 +31,13 @@ describe('messageKeyOf', () => {
     );
   });
 
-  it('is type, contact and time to the second for a message without an id (LinkedIn)', () => {
+  it('is type, conversation (else contact) and time to the second for a message without an id (LinkedIn)', () => {
     const linkedin = event({ eventType: 'MESSAGE_REPLY_RECEIVED', identity: 'https://www.linkedin.com/in/jane' });
     expect(messageKeyOf(linkedin)).toBe('inbound:MESSAGE_REPLY_RECEIVED:https://www.linkedin.com/in/jane:2026-03-03T08:02:55');
+    // A webhook naming the lead by email and the history by profile are one message of one conversation.
+    expect(messageKeyOf({ ...linkedin, identity: 'jane@acme.test', sequencerIds: { conversationId: '2-QWJj' } })).toBe(
+      'inbound:MESSAGE_REPLY_RECEIVED:2-QWJj:2026-03-03T08:02:55',
+    );
     expect(messageKeyOf({ ...linkedin, occurredAt: null })).toBeNull();
   });
 

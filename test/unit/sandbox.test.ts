@@ -155,11 +155,12 @@ describe('the sandbox systems table', () => {
     return `${res.status} ${await res.text()}`;
   };
   /** A configuration's settings, those of a by-kind or by-platform map each on its own (`crmUrls.HUBSPOT`). */
-  const settingsOf = (config: object) =>
+  // Every leaf setting by its path (`crmUrls.HUBSPOT`, `backfill.urls.heyreach`, ...).
+  const settingsOf = (config: object, prefix = ''): Array<readonly [string, unknown]> =>
     Object.entries(config).flatMap(([key, value]: [string, unknown]) =>
       value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value)
-        ? Object.entries(value).map(([inner, setting]) => [`${key}.${inner}`, setting] as const)
-        : [[key, value] as const],
+        ? settingsOf(value, `${prefix}${key}.`)
+        : [[`${prefix}${key}`, value] as const],
     );
 
   beforeAll(async () => {

@@ -5,7 +5,7 @@ import type { InboundEvent } from './event.js';
  * the same event received as a webhook are one (src/jobs/backfills__run.ts, the drain's duplicates): the
  * sequencer's id of the event itself where it has one (lemlist's activity id, any event); for a message,
  * its direction and the sequencer's message id (its `messageId`, else its `emailId`), or, where the
- * payload carries none (LinkedIn messages), its type, contact and time to the second. Null for any other
+ * payload carries none (LinkedIn messages), its type, conversation (else contact) and time to the second. Null for any other
  * event (an open, a category update) and for a message with neither an id nor a time.
  */
 export function messageKeyOf(event: InboundEvent): string | null {
@@ -16,7 +16,9 @@ export function messageKeyOf(event: InboundEvent): string | null {
   const id = event.sequencerIds.messageId ?? event.sequencerIds.emailId;
   if (id !== undefined) return `${direction}:${id}`;
   if (event.occurredAt === null) return null;
-  return `${direction}:${event.eventType}:${event.identity}:${event.occurredAt.toISOString().slice(0, 19)}`;
+  // The conversation where there is one: a webhook may name the lead by email where the history names its profile.
+  const where = event.sequencerIds.conversationId ?? event.identity;
+  return `${direction}:${event.eventType}:${where}:${event.occurredAt.toISOString().slice(0, 19)}`;
 }
 
 /** The lead an event names, as a backfilled source remembers it: its campaign, the sequencer's lead id, its contact. */

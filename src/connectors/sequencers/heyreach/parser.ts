@@ -129,7 +129,8 @@ export const parseHeyReach: SequencerParser = guarded('heyreach', (body) => {
         conversationId: p.conversation_id,
         senderId: p.sender?.id,
       }),
-      occurredAt: firstTime(p.timestamp, latest?.creation_time),
+      // The message's own time first: the backfill keys a LinkedIn message (no id) by it, and `timestamp` may be the delivery's.
+      occurredAt: firstTime(latest?.creation_time, p.timestamp),
     },
   };
 });
