@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -84,8 +84,7 @@ const MULTISELECT = new Set(['email_addresses', 'domains', 'phone_numbers']);
 const TASK_CONTENT_MAX = 2_000;
 const WINDOW_MS = 1_000;
 
-export class AttioEmulator {
-  url = '';
+export class AttioEmulator extends LoopbackEmulator {
   readonly records: Record<AttioObject, Map<string, AttioRecord>> = { people: new Map(), companies: new Map() };
   readonly notes = new Map<string, AttioNote>();
   readonly tasks = new Map<string, AttioTask>();
@@ -102,10 +101,9 @@ export class AttioEmulator {
   private readonly codes = new Map<string, { redirectUri: string; used: boolean }>();
   private readonly windows = new Map<string, number[]>();
   private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
-  private readonly plan = new FaultPlan();
-  private readonly server: http.Server;
 
   constructor(options: AttioEmulatorOptions = {}) {
+    super();
     this.tokens = new Set(options.tokens ?? ['attio-token']);
     this.clientId = options.clientId ?? 'attio-client-id';
     this.clientSecret = options.clientSecret ?? 'attio-client-secret';
@@ -122,26 +120,6 @@ export class AttioEmulator {
       { id: 'a0000000-0000-4000-8000-000000000002', email_address: 'rep@seller.test', first_name: 'Rita', last_name: 'Rep', access_level: 'member' },
       { id: 'a0000000-0000-4000-8000-000000000003', email_address: 'gone@seller.test', first_name: 'Gone', last_name: 'Rep', access_level: 'suspended' },
     ];
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
-  }
-
-  slow(ms: number, path?: string | RegExp): void {
-    this.plan.slow(ms, path);
   }
 
   /** Runs `action` at the `n`th API call from now: `before` it is carried out, carried out but `unanswered`, or `answered`. */
@@ -180,7 +158,7 @@ export class AttioEmulator {
     return this.requests.filter((r) => r.path.startsWith('/v2/'));
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://attio.emulator');
     const text = await readBody(req);
     const method = req.method ?? 'GET';

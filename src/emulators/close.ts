@@ -1,7 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -92,8 +92,7 @@ const SEARCH_MAX_LIMIT = 200;
 const LIST_MAX_LIMIT = 100;
 const WINDOW_MS = 1_000;
 
-export class CloseEmulator {
-  url = '';
+export class CloseEmulator extends LoopbackEmulator {
   readonly leads = new Map<string, CloseLead>();
   readonly contacts = new Map<string, CloseContact>();
   readonly activities = new Map<string, CloseActivity>();
@@ -120,11 +119,10 @@ export class CloseEmulator {
   private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
   /** Per key (or organisation) and endpoint group, the times of its requests in the current second. */
   private readonly windows = new Map<string, number[]>();
-  private readonly plan = new FaultPlan();
-  private readonly server: http.Server;
   private counter = 1;
 
   constructor(options: CloseEmulatorOptions = {}) {
+    super();
     this.apiKeys = new Set(options.apiKeys ?? ['close-api-key']);
     this.accessTokens.add(options.accessToken ?? 'close-access-initial');
     this.refreshTokens.add(options.refreshToken ?? 'close-refresh-initial');
@@ -137,22 +135,6 @@ export class CloseEmulator {
       { id: 'user_integration00000000000001', email: 'integration@seller.test', first_name: 'Integration', last_name: 'User' },
       { id: 'user_rep000000000000000000002', email: 'rep@seller.test', first_name: 'Rita', last_name: 'Rep' },
     ];
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
   }
 
   /**
@@ -161,10 +143,6 @@ export class CloseEmulator {
    */
   interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void {
     this.interception = { left: n, phase, action };
-  }
-
-  slow(ms: number, path?: string | RegExp): void {
-    this.plan.slow(ms, path);
   }
 
   /** The contacts whose emails include `email` (any case). */
@@ -191,7 +169,7 @@ export class CloseEmulator {
     return `${prefix}_${String(this.counter++).padStart(22, '0')}emu`;
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://close.emulator');
     const body = await readBody(req);
     const method = req.method ?? 'GET';

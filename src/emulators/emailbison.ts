@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import type http from 'node:http';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -96,36 +96,17 @@ const SENDER = { id: 40, name: 'Sam Seller', email: 'sam@acme-mail.test' };
 
 type Answer = [number, unknown, Record<string, string>?];
 
-export class EmailBisonEmulator {
-  url = '';
+export class EmailBisonEmulator extends LoopbackEmulator {
   readonly requests: LoggedRequest[] = [];
   requestsPerMinute: number;
 
   private readonly workspaces = new Map<string, Workspace>();
-  private readonly server: http.Server;
-  private readonly plan = new FaultPlan();
   private nextId = 1000;
   private interception: { left: number; phase: 'before' | 'answered'; action: () => void } | undefined;
 
   constructor(options: EmailBisonEmulatorOptions = {}) {
+    super();
     this.requestsPerMinute = options.requestsPerMinute ?? 3_000;
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next `n` matching requests answer `fault.status` (with Retry-After when given). */
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
   }
 
   /**
@@ -251,7 +232,7 @@ export class EmailBisonEmulator {
     };
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     const body = await readBody(req);

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import type http from 'node:http';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -121,37 +121,18 @@ const EVENT_TYPES = {
 
 type Answer = [status: number, payload?: unknown, headers?: Record<string, string>];
 
-export class HeyReachEmulator {
-  url = '';
+export class HeyReachEmulator extends LoopbackEmulator {
   readonly requests: LoggedRequest[] = [];
   requestsPerMinute: number;
   retryAfter: boolean;
 
   private readonly workspaces = new Map<string, Workspace>();
-  private readonly server: http.Server;
-  private readonly plan = new FaultPlan();
   private nextId = 5000;
 
   constructor(options: HeyReachEmulatorOptions = {}) {
+    super();
     this.requestsPerMinute = options.requestsPerMinute ?? 300;
     this.retryAfter = options.retryAfter ?? true;
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next `n` matching requests answer `fault.status` (with Retry-After when given); `fault.token` matches the key. */
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
   }
 
   /** Registers an API key with its own, empty workspace; other keys answer 401. */
@@ -232,7 +213,7 @@ export class HeyReachEmulator {
     return workspace;
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const method = req.method ?? 'GET';
     const header = req.headers['x-api-key'];

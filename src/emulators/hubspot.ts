@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -180,8 +180,7 @@ const ASSOCIATION_TYPES: Record<string, readonly number[]> = {
   'companies→contacts': [2, 280],
 };
 
-export class HubspotEmulator {
-  url = '';
+export class HubspotEmulator extends LoopbackEmulator {
   readonly contacts = new Map<string, HsObject>();
   readonly companies = new Map<string, HsObject>();
   /** Lists by id, for tests to inspect (create them with addList). */
@@ -221,8 +220,6 @@ export class HubspotEmulator {
   private readonly searchWindows = new Map<string, number[]>();
   private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
 
-  private readonly server: http.Server;
-  private readonly plan = new FaultPlan();
   private nextId = 1000;
   private nextListId = 0;
   /**
@@ -235,6 +232,7 @@ export class HubspotEmulator {
   };
 
   constructor(options: HubspotEmulatorOptions = {}) {
+    super();
     this.accessTokens.add(options.accessToken ?? 'hs-access-initial');
     this.refreshTokens.add(options.refreshToken ?? 'hs-refresh-initial');
     this.clientId = options.clientId ?? 'hs-client-id';
@@ -255,29 +253,6 @@ export class HubspotEmulator {
       appId: 424242,
       ...options.portal,
     };
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next `n` matching requests answer `fault.status` (with Retry-After when given), in HubSpot's format. */
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
-  }
-
-  /** Delays every answer (or those whose path matches) by `ms`; 0 turns it off. The request is still
-   * carried out after the delay, as a server that answers too late does. */
-  slow(ms: number, path?: string | RegExp): void {
-    this.plan.slow(ms, path);
   }
 
   /**
@@ -345,7 +320,7 @@ export class HubspotEmulator {
     return { contacts: this.contacts, companies: this.companies, emails: this.emails, notes: this.notes, tasks: this.tasks }[type];
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const body = await readBody(req);
     await this.plan.wait(url.pathname);

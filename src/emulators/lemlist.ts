@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import type http from 'node:http';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 
 /**
  * A lemlist API on one real HTTP server on 127.0.0.1 (docs/vendors/lemlist.md): base `/api`, a team per API
@@ -97,35 +97,16 @@ const SENDER = { id: 'usr_EvXz6JqPSJJL9lHkp', email: 'jai@acme-mail.test', name:
 /** Answer bodies: a string is sent as text/plain (lemlist's errors are: `Bad team`), anything else as JSON. */
 type Answer = [status: number, payload?: unknown, headers?: Record<string, string>];
 
-export class LemlistEmulator {
-  url = '';
+export class LemlistEmulator extends LoopbackEmulator {
   readonly requests: LoggedRequest[] = [];
   requestsPer2s: number;
 
   private readonly teams = new Map<string, Team>();
-  private readonly server: http.Server;
-  private readonly plan = new FaultPlan();
   private seq = 0;
 
   constructor(options: LemlistEmulatorOptions = {}) {
+    super();
     this.requestsPer2s = options.requestsPer2s ?? 20;
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next `n` matching requests answer `fault.status` (with Retry-After when given); `fault.token` matches the key. */
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
   }
 
   /** Registers an API key with its own, empty team; other keys answer 401. */
@@ -210,7 +191,7 @@ export class LemlistEmulator {
     return team;
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const method = req.method ?? 'GET';
     const key = basicPassword(req.headers.authorization);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { htmlToText } from '../connectors/sequencers/event.js';
 import { escapeHtml } from '../domain/html.js';
-import { FaultPlan, readBody, type Fault } from './faults.js';
+import { LoopbackEmulator } from './loopback.js';
+import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -176,8 +176,7 @@ const WINDOW_MS = 60_000;
 
 type Answer = [number, unknown, Record<string, string>?];
 
-export class SequencerEmulator {
-  url = '';
+export class SequencerEmulator extends LoopbackEmulator {
   readonly requests: LoggedRequest[] = [];
   /** Refuses (400) the whole call holding a value it returns true for. */
   rejects: (value: string) => boolean;
@@ -188,39 +187,15 @@ export class SequencerEmulator {
   private readonly instantlyAccounts = new Map<string, InstantlyAccount>();
   private readonly smartleadRequestsPerMinute: number;
   private readonly instantlyEmailsPerMinute: number;
-  private readonly server: http.Server;
-  private readonly plan = new FaultPlan();
   private nextSmartleadId = 1000;
 
   constructor(options: SequencerEmulatorOptions = {}) {
+    super();
     for (const key of options.smartleadKeys ?? []) this.addKey('smartlead', key);
     for (const key of options.instantlyKeys ?? []) this.addKey('instantly', key);
     this.rejects = options.rejects ?? ((value) => !isPlausibleEmail(value) && !isPlausibleDomain(value));
     this.smartleadRequestsPerMinute = options.smartleadRequestsPerMinute ?? 60;
     this.instantlyEmailsPerMinute = options.instantlyEmailsPerMinute ?? 20;
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next `n` matching requests answer `fault.status` (with Retry-After when given), in the vendor's format. */
-  failNext(n: number, fault: Fault): void {
-    this.plan.failNext(n, fault);
-  }
-
-  /** Delays every answer (or those whose path matches) by `ms`; 0 turns it off. The request is still
-   * carried out after the delay, as a server that answers too late does. */
-  slow(ms: number, path?: string | RegExp): void {
-    this.plan.slow(ms, path);
   }
 
   /** Registers a key (a customer's account) with an empty block list and no messages; other keys answer 401. */
@@ -438,7 +413,7 @@ export class SequencerEmulator {
 
   // -------------------------------------------------------------------------------------------
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const vendor = url.pathname.startsWith('/api/v1/') ? 'smartlead' : 'instantly';
     const key = vendor === 'smartlead' ? (url.searchParams.get('api_key') ?? '') : (/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '');
