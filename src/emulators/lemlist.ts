@@ -69,6 +69,8 @@ interface Team {
   name: string;
   leads: Map<string, Lead>;
   activities: Activity[];
+  /** Each lead's latest activity (its v2 `state`), kept as activities come: a page's leads are not a scan of every activity each. */
+  latest: Map<string, Activity>;
   /** A stable id per campaign (`seq_`), per campaign step (`stp_`) and per lead step's email (`eml_`). */
   ids: Map<string, string>;
   /** When each counted request of the last 2 s came (ms, oldest first), for the limit. */
@@ -111,7 +113,8 @@ export class LemlistEmulator extends LoopbackEmulator {
 
   /** Registers an API key with its own, empty team; other keys answer 401. */
   addKey(key: string, teamName = 'Acme outbound'): void {
-    if (!this.teams.has(key)) this.teams.set(key, { id: lemlistId('tea'), name: teamName, leads: new Map(), activities: [], ids: new Map(), hits: [] });
+    if (!this.teams.has(key))
+      this.teams.set(key, { id: lemlistId('tea'), name: teamName, leads: new Map(), activities: [], latest: new Map(), ids: new Map(), hits: [] });
   }
 
   /** Adds a lead to a campaign of the key's team. */
@@ -179,7 +182,10 @@ export class LemlistEmulator extends LoopbackEmulator {
       ...(a.text !== undefined ? { text: a.text } : {}),
       metaData: { teamId: team.id, campaignId, leadId: lead.id, type: a.type, createdBy: SENDER.id },
     };
-    team.activities.push({ fields, type: a.type, leadId: lead.id, campaignId, step, isFirst: fields.isFirst === true, at: a.at.getTime(), seq: this.seq++ });
+    const stored: Activity = { fields, type: a.type, leadId: lead.id, campaignId, step, isFirst: fields.isFirst === true, at: a.at.getTime(), seq: this.seq++ };
+    team.activities.push(stored);
+    const before = team.latest.get(lead.id);
+    if (!before || stored.at > before.at || (stored.at === before.at && stored.seq > before.seq)) team.latest.set(lead.id, stored);
     return structuredClone(fields);
   }
 
@@ -287,7 +293,7 @@ function activities(team: Team, query: URLSearchParams): Answer {
 /** The lead v2 nests in each activity, as it is now: its state is its latest activity. */
 function nestedLead(team: Team, leadId: string): Record<string, unknown> {
   const lead = team.leads.get(leadId)!;
-  const latest = team.activities.filter((a) => a.leadId === leadId).sort((a, b) => b.at - a.at || b.seq - a.seq)[0];
+  const latest = team.latest.get(leadId);
   return {
     _id: lead.id,
     isPaused: false,
