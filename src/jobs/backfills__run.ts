@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { DEFAULT_BACKFILL } from '../config.js';
 import { createHttpClient, OutboundError, retryAfterMs, type HttpClient, type HttpRequest } from '../connectors/http/client.js';
 import { vendorMessage } from '../connectors/sequencers/blocklist-push.js';
-import type { HistoryAccount, HistoryCall } from '../connectors/sequencers/history.js';
+import type { ApiAccount } from '../connectors/sequencers/definition.js';
+import type { HistoryCall } from '../connectors/sequencers/history.js';
 import { messageKeyOf } from '../connectors/sequencers/message-key.js';
 import { sequencerDefinition, type HistorySequencer } from '../connectors/sequencers/registry.js';
 import { SequencerBudgetStore, type WindowBudget } from '../db/sequencer-budget-store.js';
 import { sql, type Sql } from '../db/sql.js';
-import { openSecret } from '../domain/secrets.js';
 import { BackfillStore, type FoundMessage } from './backfill-store.js';
+import { openSequencerAccount, type AccountProblem } from './sequencer-account.js';
 import { defineTask, type JobEnvironment } from './task.js';
 
 /** How far before the last round's start the next one asks again: a sequencer's times lag its events a little. */
@@ -147,21 +148,18 @@ class Batch {
   }
 }
 
-/** The account from the source's sealed credentials; the base URL from the sequencer's variable or, for instances, the account. */
-function accountOf(env: JobEnvironment, sequencer: HistorySequencer, sealed: string, configured: string | undefined): HistoryAccount {
-  let credentials: { apiKey?: unknown; baseUrl?: unknown; clientId?: unknown };
-  try {
-    credentials = JSON.parse(openSecret(env.encryptionKey, sealed)) as typeof credentials;
-  } catch {
-    throw new RoundFailure(`The stored ${sequencer.name} credentials cannot be read: set the source's sequencer account again`);
-  }
-  if (typeof credentials.apiKey !== 'string' || credentials.apiKey === '')
-    throw new RoundFailure(`The stored ${sequencer.name} credentials hold no API key: set the source's sequencer account again`);
-  const endpoint = sequencer.history.endpoint;
-  const baseUrl = endpoint ? (configured ?? endpoint.default) : credentials.baseUrl;
-  if (typeof baseUrl !== 'string' || baseUrl === '') throw new RoundFailure(`The stored ${sequencer.name} credentials hold no instance URL`);
-  return { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey: credentials.apiKey, clientId: typeof credentials.clientId === 'string' ? credentials.clientId : null };
+/** The source's account, or the round's failure, worded for staff reading the source's backfill. */
+function accountOf(env: JobEnvironment, sequencer: HistorySequencer, sealed: string, configured: string | undefined): ApiAccount {
+  const opened = openSequencerAccount(env.encryptionKey, sealed, sequencer.history.endpoint, configured);
+  if (opened.ok) return opened.account;
+  throw new RoundFailure(ROUND_PROBLEMS[opened.problem](sequencer.name));
 }
+
+const ROUND_PROBLEMS: Record<AccountProblem, (name: string) => string> = {
+  unreadable: (name) => `The stored ${name} credentials cannot be read: set the source's sequencer account again`,
+  no_key: (name) => `The stored ${name} credentials hold no API key: set the source's sequencer account again`,
+  no_instance: (name) => `The stored ${name} credentials hold no instance URL`,
+};
 
 /**
  * Calls within the account's budget: a slot first (waiting for it), a 429 holding the account for its
@@ -171,7 +169,7 @@ function accountOf(env: JobEnvironment, sequencer: HistorySequencer, sealed: str
 function budgetedCall(
   { budgets, http }: Deps,
   sequencer: HistorySequencer,
-  account: HistoryAccount,
+  account: ApiAccount,
   budget: WindowBudget,
   signal: AbortSignal | undefined,
 ): HistoryCall {

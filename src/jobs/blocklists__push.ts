@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { createHttpClient, type HttpClient } from '../connectors/http/client.js';
 import { pushValues, type PushAnswer, type PushTarget } from '../connectors/sequencers/blocklist-push.js';
 import { sequencerDefinition } from '../connectors/sequencers/registry.js';
-import { openSecret } from '../domain/secrets.js';
 import { BlocklistStore, recordListFailure, type BlocklistRow, type PendingEntry } from './blocklist-store.js';
 import { enqueue } from './enqueue.js';
+import { openSequencerAccount, type AccountProblem } from './sequencer-account.js';
 import { defineTask, type JobEnvironment } from './task.js';
 
 /** A 429 asking to wait this long or less is waited out in the job; a longer one reschedules it. */
@@ -116,23 +116,21 @@ async function pushSplitting(
   return (await pushSplitting(store, id, push, batch.slice(0, half))) ?? pushSplitting(store, id, push, batch.slice(half));
 }
 
+/** What a list's error says of an account that cannot be used. */
+const PUSH_PROBLEMS: Record<AccountProblem, (platform: string) => string> = {
+  unreadable: (platform) => `The stored ${platform} credentials cannot be read: connect the sequencer again`,
+  no_key: (platform) => `The stored ${platform} credentials hold no API key: connect the sequencer again`,
+  no_instance: (platform) => `The stored ${platform} credentials hold no instance URL: connect the sequencer again`,
+};
+
 /** Where the list goes, or why it cannot be pushed (recorded on the list). */
 function pushTarget(env: JobEnvironment, list: BlocklistRow): PushTarget | { message: string } {
   const sequencer = sequencerDefinition(list.platform.toLowerCase());
   if (!sequencer?.blocklistPush) return { message: `Pushing block lists to ${list.platform} is not supported` };
   if (!list.sequencerCredentialsEncrypted) return { message: `The block list has no ${list.platform} account to push to: connect the sequencer` };
-  let account: { apiKey?: unknown; baseUrl?: unknown };
-  try {
-    account = JSON.parse(openSecret(env.encryptionKey, list.sequencerCredentialsEncrypted)) as typeof account;
-  } catch {
-    return { message: `The stored ${list.platform} credentials cannot be read: connect the sequencer again` };
-  }
-  const { apiKey } = account;
-  if (typeof apiKey !== 'string' || apiKey === '') return { message: `The stored ${list.platform} credentials hold no API key: connect the sequencer again` };
   const push = sequencer.blocklistPush;
-  // A sequencer of white-labelled instances has no service-wide URL: the account names its own.
-  const baseUrl = push.endpoint ? (env.blocklists?.pushUrls?.[sequencer.platform] ?? push.endpoint.default) : account.baseUrl;
-  if (typeof baseUrl !== 'string' || baseUrl === '')
-    return { message: `The stored ${list.platform} credentials hold no instance URL: connect the sequencer again` };
+  const opened = openSequencerAccount(env.encryptionKey, list.sequencerCredentialsEncrypted, push.endpoint, env.blocklists?.pushUrls?.[sequencer.platform]);
+  if (!opened.ok) return { message: PUSH_PROBLEMS[opened.problem](list.platform) };
+  const { baseUrl, apiKey } = opened.account;
   return { name: sequencer.name, push, baseUrl, apiKey, clientId: list.clientId };
 }

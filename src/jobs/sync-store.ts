@@ -399,8 +399,6 @@ function contextStatement(requestIds: number[]): Sql {
    WHERE r.id = ANY(${requestIds}::bigint[])`;
 }
 
-// The sync's time is the request's (processing time of the inbound payload), so lists and windows agree.
-// A signal is stored once per request, with the sync row's first run (or an asked-for retry of an error).
 /** Remembers (or refreshes, at most hourly: a hot lead is not a row update per event) the leads a round's requests name. */
 function rememberLeadsStatement(
   leads: Array<{ sourceId: number; key: string; campaignId: string | null; leadId: string | null; contact: string; seenAt: Date }>,
@@ -413,6 +411,8 @@ function rememberLeadsStatement(
    WHERE l.last_seen_at < EXCLUDED.last_seen_at - interval '1 hour'`;
 }
 
+// The sync's time is the request's (processing time of the inbound payload), so lists and windows agree.
+// A signal is stored once per request, with the sync row's first run (or an asked-for retry of an error).
 function loadSyncsStatement(input: Sql): Sql {
   return sql`
   WITH input AS (SELECT * FROM ${input}),

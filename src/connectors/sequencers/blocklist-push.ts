@@ -1,11 +1,11 @@
 import { OutboundError, retryAfterMs, type HttpClient, type HttpResponse } from '../http/client.js';
-import type { BlocklistPush, PushAccount } from './definition.js';
+import type { BlocklistPush, ApiAccount } from './definition.js';
 
 /**
  * Where a block list goes: the sequencer (its name in messages, and its call from its definition,
  * `<platform>/blocklist-push.ts`) and the account.
  */
-export interface PushTarget extends PushAccount {
+export interface PushTarget extends ApiAccount {
   name: string;
   push: BlocklistPush;
 }

@@ -60,16 +60,16 @@ export interface BlocklistPush {
   /** Values per call (at most what the API takes). */
   batch: number;
   /** Its call that adds `values` to the account's block list, authenticated with the account's key (no timeout: the caller sets it). */
-  request: (account: PushAccount, values: readonly string[]) => HttpRequest;
+  request: (account: ApiAccount, values: readonly string[]) => HttpRequest;
   /** Whether a refusal says the value is already on the list (a success for a push); absent: none does. */
   alreadyHeld?: (status: number, text: string) => boolean;
 }
 
-/** The account a block list is pushed to. */
-export interface PushAccount {
+/** A sequencer account the service calls: a block list's (pushed to) or a source's (its backfill). */
+export interface ApiAccount {
   /** The API's base URL, without a trailing slash. */
   baseUrl: string;
   apiKey: string;
-  /** The block list's client (Smartlead), or null. */
+  /** The client (a Smartlead agency's), or null. */
   clientId: string | null;
 }

@@ -1,5 +1,6 @@
 import type { EndpointVariable } from '../../config.js';
 import type { HttpRequest } from '../http/client.js';
+import type { ApiAccount } from './definition.js';
 
 /**
  * What differs per sequencer when the backfill (src/jobs/backfills__run.ts) asks it for the messages its
@@ -24,20 +25,12 @@ export interface SequencerHistory {
 
 /** One round of one source: its account, its leads, from when, and the call that spends its budget. */
 export interface HistoryRound {
-  account: HistoryAccount;
+  account: ApiAccount;
   /** The leads (and campaigns) the source has seen within the lookback, most recently seen first. */
   leads: readonly HistoryLead[];
   /** Messages older than this are not asked for (or are skipped). */
   since: Date;
   call: HistoryCall;
-}
-
-/** The sequencer account a round calls with. */
-export interface HistoryAccount {
-  /** The API's base URL, without a trailing slash. */
-  baseUrl: string;
-  apiKey: string;
-  clientId: string | null;
 }
 
 /** A lead a source has seen: its campaign, the sequencer's lead id, and its email or profile URL. */
