@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { LoopbackEmulator } from './loopback.js';
 import { readBody } from './faults.js';
+import { takeSlot } from './rolling-window.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -252,12 +253,8 @@ export class EmailBisonEmulator extends LoopbackEmulator {
       const workspace = this.workspaces.get(token);
       if (!workspace) return answer([401, { message: 'Unauthenticated.' }]);
       const now = Date.now();
-      workspace.hits = workspace.hits.filter((at) => at > now - 60_000);
-      if (workspace.hits.length >= this.requestsPerMinute) {
-        const retryAfter = Math.max(1, Math.ceil((workspace.hits[0]! + 60_000 - now) / 1000));
-        return answer([429, { message: 'Too Many Attempts.' }, { 'retry-after': String(retryAfter) }]);
-      }
-      workspace.hits.push(now);
+      const retryAfter = takeSlot(workspace.hits, this.requestsPerMinute, 60_000, now);
+      if (retryAfter !== undefined) return answer([429, { message: 'Too Many Attempts.' }, { 'retry-after': String(retryAfter) }]);
       const json = req.method === 'POST' ? parseJson(body) : undefined;
       if (json === INVALID_JSON) return answer([400, { message: 'The body is not valid JSON.' }]);
       const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { LoopbackEmulator } from './loopback.js';
 import { readBody } from './faults.js';
+import { takeSlot } from './rolling-window.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -237,16 +238,14 @@ export class HeyReachEmulator extends LoopbackEmulator {
       const workspace = this.workspaces.get(key);
       if (!workspace) return answer([401]);
       const now = Date.now();
-      workspace.hits = workspace.hits.filter((t) => t > now - WINDOW_MS);
-      if (workspace.hits.length >= this.requestsPerMinute) {
-        const seconds = Math.max(1, Math.ceil((workspace.hits[0]! + WINDOW_MS - now) / 1000));
+      const seconds = takeSlot(workspace.hits, this.requestsPerMinute, WINDOW_MS, now);
+      if (seconds !== undefined) {
         return answer([
           429,
           { errorMessage: 'Too many requests. The limit is 300 requests per minute.' },
           this.retryAfter ? { 'retry-after': String(seconds) } : undefined,
         ]);
       }
-      workspace.hits.push(now);
       answer(this.route(workspace, method, url.pathname, json));
     } catch (error) {
       answer([500, { errorMessage: error instanceof Error ? error.message : 'Internal server error' }]);

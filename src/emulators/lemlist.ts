@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { LoopbackEmulator } from './loopback.js';
 import { readBody } from './faults.js';
+import { takeSlot } from './rolling-window.js';
 
 /**
  * A lemlist API on one real HTTP server on 127.0.0.1 (docs/vendors/lemlist.md): base `/api`, a team per API
@@ -237,9 +238,7 @@ export class LemlistEmulator extends LoopbackEmulator {
    */
   private count(team: Team): { allowed: boolean; headers: Record<string, string> } {
     const now = Date.now();
-    team.hits = team.hits.filter((t) => t > now - WINDOW_MS);
-    const allowed = team.hits.length < this.requestsPer2s;
-    if (allowed) team.hits.push(now);
+    const allowed = takeSlot(team.hits, this.requestsPer2s, WINDOW_MS, now) === undefined;
     const reset = (team.hits[0] ?? now) + WINDOW_MS;
     return {
       allowed,

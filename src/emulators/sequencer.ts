@@ -4,6 +4,7 @@ import { htmlToText } from '../connectors/sequencers/event.js';
 import { escapeHtml } from '../domain/html.js';
 import { LoopbackEmulator } from './loopback.js';
 import { readBody } from './faults.js';
+import { takeSlot } from './rolling-window.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
 /**
@@ -460,7 +461,7 @@ export class SequencerEmulator extends LoopbackEmulator {
     if (vendor === 'smartlead') {
       if (path.endsWith('-domain-block-list')) return undefined;
       const account = this.smartleadAccount(key);
-      const retryAfter = takeSlot(account.hits, this.smartleadRequestsPerMinute, now);
+      const retryAfter = takeSlot(account.hits, this.smartleadRequestsPerMinute, WINDOW_MS, now);
       if (retryAfter === undefined) return undefined;
       // The body and headers Smartlead's rate-limit guide documents (docs/vendors/smartlead.md).
       return [
@@ -477,7 +478,7 @@ export class SequencerEmulator extends LoopbackEmulator {
     if (method !== 'GET' || path !== '/api/v2/emails') return undefined;
     // Instantly documents neither a Retry-After nor a 429 body (docs/vendors/instantly.md): none is sent, so
     // a client meets the case it must handle; `failNext` injects a 429 with one when a test needs it.
-    if (takeSlot(this.instantlyAccount(key).hits, this.instantlyEmailsPerMinute, now) === undefined) return undefined;
+    if (takeSlot(this.instantlyAccount(key).hits, this.instantlyEmailsPerMinute, WINDOW_MS, now) === undefined) return undefined;
     return [429, failure('instantly', 429, 'Rate limit exceeded')];
   }
 
@@ -692,21 +693,6 @@ function countValues(json: unknown): number {
   const list = body.domain_block_list ?? body.bl_values;
   if (Array.isArray(list)) return list.length;
   return body.bl_value === undefined ? 0 : 1;
-}
-
-/**
- * Takes a slot of the rolling window `hits` holds (request times in ms, oldest first) when fewer than
- * `max` fall in it: undefined when taken, else the seconds until one frees. A refused request takes
- * none, so a client that waits its Retry-After is served.
- */
-function takeSlot(hits: number[], max: number, now: number): number | undefined {
-  while (hits.length > 0 && hits[0]! <= now - WINDOW_MS) hits.shift();
-  if (hits.length < max) {
-    hits.push(now);
-    return undefined;
-  }
-  const freeing = hits[Math.max(0, hits.length - max)] ?? now;
-  return Math.max(1, Math.ceil((freeing + WINDOW_MS - now) / 1000));
 }
 
 /** The fields every Smartlead webhook of a lead's message carries. */
