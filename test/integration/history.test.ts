@@ -158,6 +158,71 @@ describe('retention', () => {
     expect(second.held).toEqual([]);
     expect((await apiFetch(`${server.baseUrl}/health/ready`)).body.warnings).toBeUndefined();
   });
+
+  it('trims what grows outside the partitions (lead category signals, finished bulk re-syncs, jobs failed for good) to exactly what is within retention', async () => {
+    // Setup: of each, one row on either side of the 90-day horizon, and an old bulk re-sync still queueing.
+    const { db, pool, ids } = await database();
+    const now = new Date();
+    const [old, recent] = [new Date(now.getTime() - 91 * DAY), new Date(now.getTime() - 89 * DAY)];
+    const source = { account: ids.accounts.acme, connection: ids.connections['acme-hubspot'], source: ids.sources['acme-smartlead'] };
+    for (const [contact, at] of [
+      ['old@prospect.test', old],
+      ['recent@prospect.test', recent],
+    ] as const) {
+      await db.query(
+        `INSERT INTO lead_category_signals (account_id, connection_id, source_id, platform, contact, category_name, created_at)
+         VALUES ($1, $2, $3, 'smartlead', $4, 'Interested', $5)`,
+        [source.account, source.connection, source.source, contact, at],
+      );
+    }
+    const syncIds = (
+      await db.query<{ id: string }>(`SELECT s.id FROM syncs s JOIN requests r ON r.id = s.request_id WHERE r.id = ANY($1::bigint[]) ORDER BY s.id`, [
+        await history(db, ids, new Date(now.getTime() - 5 * DAY), 3),
+      ])
+    ).map((s) => s.id);
+    const bulks: Record<string, string> = {};
+    for (const [name, at, finished] of [
+      ['old finished', old, true],
+      ['old still queueing', old, false],
+      ['recent finished', recent, true],
+    ] as const) {
+      const [bulk] = await db.query<{ id: string }>(
+        `INSERT INTO bulk_retries (staff, filter, matched, queued_all_at, created_at) VALUES ('ops', '{}', 3, $1, $2) RETURNING id`,
+        [finished ? at : null, at],
+      );
+      bulks[name] = bulk!.id;
+      await db.query('INSERT INTO bulk_retry_items (bulk_retry_id, sync_id) SELECT $1, unnest($2::bigint[])', [bulk!.id, syncIds]);
+    }
+    const jobs: Record<string, string> = {};
+    for (const [name, at, failed] of [
+      ['old failed', old, true],
+      ['recent failed', recent, true],
+      ['old waiting', old, false],
+    ] as const) {
+      const [job] = await db.query<{ id: string }>(
+        `SELECT id FROM graphile_worker.add_job('history_test_task', '{}'::json, run_at => now() + interval '1 year', max_attempts => 1)`,
+      );
+      await db.query('UPDATE graphile_worker._private_jobs SET attempts = $2, updated_at = $3 WHERE id = $1', [job!.id, failed ? 1 : 0, at]);
+      jobs[name] = job!.id;
+    }
+
+    // Action: a round.
+    const report = await maintainHistory(pool, { retention: RETENTION, now });
+
+    // Assertions: what is past retention and over went; everything else stayed.
+    expect(report.pruned).toEqual({ lead_category_signals: 1, bulk_retry_items: 3, bulk_retries: 1, 'graphile_worker failed jobs': 1 });
+    expect((await db.query<{ contact: string }>('SELECT contact FROM lead_category_signals')).map((s) => s.contact)).toEqual(['recent@prospect.test']);
+    expect((await db.query<{ id: string }>('SELECT id FROM bulk_retries ORDER BY id')).map((b) => b.id)).toEqual([
+      bulks['old still queueing'],
+      bulks['recent finished'],
+    ]);
+    expect(await count(db, 'SELECT count(*) AS n FROM bulk_retry_items')).toBe(6);
+    expect(
+      (await db.query<{ id: string }>('SELECT id FROM graphile_worker._private_jobs WHERE id = ANY($1::bigint[]) ORDER BY id', [Object.values(jobs)])).map(
+        (j) => j.id,
+      ),
+    ).toEqual([jobs['recent failed'], jobs['old waiting']]);
+  });
 });
 
 describe('a request whose body is past RAW_BODY_RETENTION_DAYS', () => {

@@ -4,6 +4,7 @@ import { query, rows, sql } from '../sql.js';
 import { inTransaction } from '../transaction.js';
 import { createPartition, detachAndDrop, dropStandalone, identSql, isPartitioned, listPartitions, strayPartitions, type AttachedPartition } from './catalog.js';
 import { convertTable, dropReplaced, type ConversionResult } from './convert.js';
+import { pruneExpired } from './prune.js';
 import { HISTORY_TABLES, type HistoryTable, type RetentionClass } from './tables.js';
 
 /** How long each kind of history is kept, in days (RETENTION_DAYS, RAW_BODY_RETENTION_DAYS, AUDIT_RETENTION_DAYS). */
@@ -32,6 +33,8 @@ export interface RoundReport {
   created: string[];
   dropped: string[];
   held: Hold[];
+  /** Rows deleted past retention from the tables outside the partitions that grow with traffic (src/db/history/prune.ts), per table. */
+  pruned: Record<string, number>;
   /** Tables whose upkeep failed this round (a lock not granted in time, most often), with why: the next round tries again. */
   failures: string[];
   /** Set when another process held the round's lock: this one did nothing. */
@@ -54,7 +57,7 @@ export async function maintainHistory(pool: pg.Pool, options: RoundOptions): Pro
   const client = await pool.connect();
   try {
     const { rows: locked } = await query<{ locked: boolean }>(client, sql`SELECT pg_try_advisory_lock(${ROUND_LOCK_KEY}) AS locked`);
-    if (!locked[0]?.locked) return { conversions: {}, created: [], dropped: [], held: [], failures: [], skipped: true };
+    if (!locked[0]?.locked) return { conversions: {}, created: [], dropped: [], held: [], pruned: {}, failures: [], skipped: true };
     // The round's commits do not wait for the disk: one lost in a crash is redone by the next round
     // (every step is idempotent), a later flushed commit carries it anyway (the WAL is one sequence), and
     // PostgreSQL flushes a transaction that drops files before unlinking them whatever this says.
@@ -90,7 +93,7 @@ const BOOT_BATCHES = 20;
 async function round(client: pg.PoolClient, options: RoundOptions): Promise<RoundReport> {
   const now = options.now ?? new Date();
   const log = options.log ?? (() => {});
-  const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], failures: [] };
+  const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], pruned: {}, failures: [] };
   for (const table of HISTORY_TABLES) {
     try {
       await upkeep(client, table, now, options, report);
@@ -99,6 +102,13 @@ async function round(client: pg.PoolClient, options: RoundOptions): Promise<Roun
       log("history: a table's upkeep failed; the next round tries again", { table: table.name, error: (error as Error).message });
     }
   }
+  try {
+    report.pruned = await pruneExpired(client, new Date(now.getTime() - options.retention.history * DAY_MS));
+  } catch (error) {
+    report.failures.push(`pruning: ${(error as Error).message}`);
+    log('history: pruning failed; the next round tries again', { error: (error as Error).message });
+  }
+  if (Object.keys(report.pruned).length) log('history: rows past retention deleted', { pruned: report.pruned });
   await recordHolds(client, report.held);
   for (const hold of report.held) log('history: partition past retention kept', { ...hold });
   // Created partitions are routine (hundreds on a fresh database): counted; a dropped one is named.
@@ -192,7 +202,7 @@ export async function ensureHistoryPartitions(pool: pg.Pool, from: Date, retenti
   try {
     await query(client, sql`SELECT pg_advisory_lock(${ROUND_LOCK_KEY})`);
     try {
-      const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], failures: [] };
+      const report: RoundReport = { conversions: {}, created: [], dropped: [], held: [], pruned: {}, failures: [] };
       for (const table of HISTORY_TABLES) {
         if (await isPartitioned(client, table.name)) {
           await createAhead(client, table, await listPartitions(client, table.name), from, now, retention[table.retention], report);
