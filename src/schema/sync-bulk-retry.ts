@@ -1,4 +1,5 @@
 import { CRM_KINDS } from '../connectors/crm/index.js';
+import { requestBodySql } from '../db/history/request-body.js';
 import { join, sql, type Sql } from '../db/sql.js';
 import { queueBulkRetrySql } from '../jobs/bulk-retries.js';
 import { builder } from './builder.js';
@@ -27,6 +28,8 @@ interface Matched {
   /** More syncs matched than one call takes. */
   capped: boolean;
   bulkRetryId: bigint | null;
+  /** Error syncs the filter matched whose request's raw body is past its retention: never retried. */
+  bodyGone: number;
 }
 
 const MatchedRef = builder.objectRef<Matched>('RetrySyncsResult').implement({
@@ -36,6 +39,9 @@ const MatchedRef = builder.objectRef<Matched>('RetrySyncsResult').implement({
     matched: t.exposeInt('matched', { description: `Error syncs matched and not already queued by a bulk re-sync (at most ${MAX_PER_CALL}).` }),
     capped: t.exposeBoolean('capped', { description: `More matched than ${MAX_PER_CALL}: call again once these are queued for the rest.` }),
     bulkRetryId: t.expose('bulkRetryId', { type: 'BigInt', nullable: true, description: 'Read its progress with bulkRetry(id); null for a dry run.' }),
+    bodyGone: t.exposeInt('bodyGone', {
+      description: `Error syncs the filter also matched that are not retried: their request's raw body is past RAW_BODY_RETENTION_DAYS and was deleted (at most ${MAX_PER_CALL}).`,
+    }),
   }),
 });
 
@@ -86,11 +92,12 @@ builder.mutationField('retrySyncs', (t) =>
     },
     resolve: async (_root, args, ctx) => {
       requireStaff(ctx);
-      const matching = await matchingSyncs(ctx, args.filter);
+      const { matching, bodyGone } = await matchingSyncs(ctx, args.filter);
+      const [gone] = await ctx.heavy.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${bodyGone} LIMIT ${MAX_PER_CALL}) g`;
       if (args.dryRun !== false) {
         const [row] = await ctx.heavy.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${matching} LIMIT ${MAX_PER_CALL + 1}) m`;
         const n = row?.n ?? 0;
-        return { dryRun: true, matched: Math.min(n, MAX_PER_CALL), capped: n > MAX_PER_CALL, bulkRetryId: null };
+        return { dryRun: true, matched: Math.min(n, MAX_PER_CALL), capped: n > MAX_PER_CALL, bulkRetryId: null, bodyGone: gone?.n ?? 0 };
       }
       const staff = ctx.viewer.kind === 'staff' ? ctx.viewer.name : '';
       // One account's bulks are taken one at a time, so two calls never take the same sync.
@@ -109,7 +116,7 @@ builder.mutationField('retrySyncs', (t) =>
           SELECT id, matched, (SELECT count(*) FROM candidates) > ${MAX_PER_CALL} AS more, (SELECT count(*) FROM items) AS items, (SELECT count(*) FROM job) AS jobs
             FROM bulk`,
       ]);
-      return { dryRun: false, matched: bulk!.matched, capped: bulk!.more, bulkRetryId: bulk!.id };
+      return { dryRun: false, matched: bulk!.matched, capped: bulk!.more, bulkRetryId: bulk!.id, bodyGone: gone?.n ?? 0 };
     },
   }),
 );
@@ -140,13 +147,14 @@ builder.queryField('bulkRetry', (t) =>
 
 /**
  * The ids of the error syncs a filter matches that a retry can help (as POST /syncs/:id/retry decides:
- * a supported CRM, a live connection, the request still stored), less those a bulk already queued that
- * have not run since. A 400 for a bad window, a 404 for an unknown account.
+ * a supported CRM, a live connection, the request and its raw body still stored), less those a bulk
+ * already queued that have not run since; and the ids of those left out only because the body is past
+ * RAW_BODY_RETENTION_DAYS. A 400 for a bad window, a 404 for an unknown account.
  */
 async function matchingSyncs(
   ctx: Context,
   filter: { accountId: number; connectionId?: number | null; sourceId?: number | null; from: string; to: string; errorContains?: string | null },
-): Promise<Sql> {
+): Promise<{ matching: Sql; bodyGone: Sql }> {
   const window = requireWindow(filter.from, filter.to);
   const account = await ctx.prisma.account.findUnique({ where: { id: filter.accountId }, select: { id: true } });
   if (!account) throw serviceError('NOT_FOUND', `Account ${filter.accountId} not found`);
@@ -157,7 +165,6 @@ async function matchingSyncs(
     sql`s.status = 'error'`,
     sql`upper(c.crm) = ANY(${[...CRM_KINDS]}::text[])`,
     sql`c.deleted_at IS NULL`,
-    sql`EXISTS (SELECT 1 FROM requests r WHERE r.id = s.request_id)`,
     sql`NOT EXISTS (SELECT 1 FROM bulk_retry_items i WHERE i.sync_id = s.id AND (i.queued_at IS NULL OR s.updated_at <= i.queued_at))`,
   ];
   if (filter.connectionId != null) where.push(sql`s.connection_id = ${filter.connectionId}`);
@@ -165,5 +172,8 @@ async function matchingSyncs(
   if (filter.errorContains != null && filter.errorContains !== '') {
     where.push(sql`s.error::text ILIKE ${`%${filter.errorContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
   }
-  return sql`SELECT s.id FROM syncs s JOIN connections c ON c.id = s.connection_id WHERE ${join(where, ' AND ')}`;
+  const select = (body: Sql) =>
+    sql`SELECT s.id FROM syncs s JOIN connections c ON c.id = s.connection_id
+         WHERE ${join(where, ' AND ')} AND EXISTS (SELECT 1 FROM requests r WHERE r.id = s.request_id AND ${body})`;
+  return { matching: select(sql`${requestBodySql('r')} IS NOT NULL`), bodyGone: select(sql`${requestBodySql('r')} IS NULL`) };
 }

@@ -17,6 +17,7 @@ import { BODY_GONE } from '../../src/domain/retention.js';
 import { seedTestAccounts, type TestAccounts } from '../support/accounts.js';
 import { createTestDatabase, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/database.js';
 import { killPoint } from '../support/kill-point.js';
+import { explorer } from '../support/onboarding.js';
 import { apiFetch } from '../support/openapi.js';
 import { childEnv, tsxCommand } from '../support/processes.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -282,6 +283,23 @@ describe('a request whose body is past RAW_BODY_RETENTION_DAYS', () => {
     expect(replay.status).toBe(409);
     expect(replay.body.message).toBe(`The delivery cannot be replayed: ${BODY_GONE}`);
     expect(await count(db, 'SELECT count(*) AS n FROM pending_deliveries WHERE request_id = $1', [requestId])).toBe(0);
+  });
+
+  it('a bulk re-sync leaves its sync out and says how many it left out, queueing the others', async () => {
+    // Setup: another error sync of the same account, 20 days old, its body kept.
+    const [kept] = await history(db, ids, new Date(Date.now() - 20 * DAY), 1);
+    const filter = { accountId: ids.accounts.acme, from: new Date(Date.now() - 46 * DAY).toISOString(), to: new Date(Date.now() - 16 * DAY).toISOString() };
+    const retry = (dryRun: boolean) =>
+      explorer(server.baseUrl, 'mutation ($f: RetrySyncsFilter!, $d: Boolean) { retrySyncs(filter: $f, dryRun: $d) { dryRun matched bodyGone } }', {
+        f: filter,
+        d: dryRun,
+      });
+
+    // Action and assertions: the dry run and the real one count it apart; only the kept one is queued.
+    expect((await retry(true)).body.data!.retrySyncs).toEqual({ dryRun: true, matched: 1, bodyGone: 1 });
+    expect((await retry(false)).body.data!.retrySyncs).toEqual({ dryRun: false, matched: 1, bodyGone: 1 });
+    const items = await db.query<{ request_id: string }>('SELECT s.request_id FROM bulk_retry_items i JOIN syncs s ON s.id = i.sync_id');
+    expect(items.map((i) => i.request_id)).toEqual([kept]);
   });
 });
 
