@@ -160,6 +160,45 @@ describe('retention', () => {
     expect((await apiFetch(`${server.baseUrl}/health/ready`)).body.warnings).toBeUndefined();
   });
 
+  it('attaches a partition back when work for its rows was queued while its detach waited, and keeps it', async () => {
+    // Setup: an expired request whose partition is the only one left past retention (a first round drops
+    // the others while a sync holds it), then a transaction reading it (a staff retry about to queue it).
+    const { db, pool, ids } = await database();
+    const now = new Date();
+    const month = new Date(now.getTime() - 150 * DAY);
+    const [request] = await history(db, ids, month, 1);
+    const partition = `requests_p${month.toISOString().slice(0, 7).replace('-', '')}01`;
+    await db.query('INSERT INTO pending_syncs (request_id, connection_id) VALUES ($1, $2)', [request, ids.connections['acme-hubspot']]);
+    expect((await maintainHistory(pool, { retention: RETENTION, now })).held).toContainEqual(expect.objectContaining({ partition }));
+    await db.query('DELETE FROM pending_syncs WHERE request_id = $1', [request]);
+    const retry = new pg.Client({ connectionString: db.url });
+    await retry.connect();
+    cleanup.push(() => retry.end());
+    await retry.query('BEGIN');
+    expect((await retry.query('SELECT id FROM requests WHERE id = $1', [request])).rowCount).toBe(1);
+
+    // Action: the round checks (nothing waits), then its detach waits for the reading transaction, which
+    // queues the sync and commits.
+    const round = maintainHistory(pool, { retention: RETENTION, now });
+    await eventually(
+      async () =>
+        (await count(db, `SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE $1 AND wait_event_type = 'Lock'`, [
+          `%DETACH PARTITION "${partition}"%`,
+        ])) > 0 || undefined,
+      10_000,
+      "the requests partition's detach waiting",
+    );
+    await retry.query('INSERT INTO pending_syncs (request_id, connection_id) VALUES ($1, $2)', [request, ids.connections['acme-hubspot']]);
+    await retry.query('COMMIT');
+    const report = await round;
+
+    // Assertions: the second check saw the sync; the partition is attached again with its row.
+    expect(report.held).toContainEqual({ partition, table: 'requests', reason: expect.stringContaining('1 syncs waiting to run') });
+    expect(report.dropped).not.toContain(partition);
+    expect((await listPartitions(pool, 'requests')).map((p) => p.name)).toContain(partition);
+    expect(await count(db, 'SELECT count(*) AS n FROM requests WHERE id = $1', [request])).toBe(1);
+  });
+
   it('trims what grows outside the partitions (lead category signals, finished bulk re-syncs, jobs failed for good) to exactly what is within retention', async () => {
     // Setup: of each, one row on either side of the 90-day horizon, and an old bulk re-sync still queueing.
     const { db, pool, ids } = await database();

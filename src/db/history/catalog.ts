@@ -65,16 +65,38 @@ export function bounds(range: PartitionRange): string {
 /**
  * Detaches `partition` from `parent` without blocking reads or writes of the parent
  * (`DETACH PARTITION ... CONCURRENTLY`, two transactions of PostgreSQL's own; it cannot run in ours),
- * or finishes a detach a crash interrupted (`FINALIZE`), then drops the detached table.
+ * or finishes a detach a crash interrupted (`FINALIZE`). When it returns, every transaction that could
+ * see the partition's rows through the parent has ended.
  */
-export async function detachAndDrop(client: pg.ClientBase, parent: string, partition: AttachedPartition): Promise<void> {
+export async function detach(client: pg.ClientBase, parent: string, partition: AttachedPartition): Promise<void> {
   await client.query(`SET lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
   try {
     await client.query(`ALTER TABLE ${ident(parent)} DETACH PARTITION ${ident(partition.name)} ${partition.detaching ? 'FINALIZE' : 'CONCURRENTLY'}`);
   } finally {
     await client.query('RESET lock_timeout');
   }
-  await dropStandalone(client, partition.name);
+}
+
+/**
+ * Attaches a table detached from `parent` back as its partition. The CHECK constraint a concurrent
+ * detach leaves on it matches its bounds, so PostgreSQL skips the scan; the range is read from that
+ * constraint. False when the table has no such constraint (nothing is changed then).
+ */
+export async function reattach(client: pg.ClientBase, parent: string, table: string): Promise<boolean> {
+  const { rows } = await query<{ from: Date | null; to: Date | null }>(
+    client,
+    sql`SELECT (regexp_match(d.def, '>= ''([^'']+)'''))[1]::timestamptz AS "from", (regexp_match(d.def, ' < ''([^'']+)'''))[1]::timestamptz AS "to"
+          FROM pg_constraint c CROSS JOIN LATERAL (SELECT pg_get_constraintdef(c.oid) AS def) d
+         WHERE c.contype = 'c' AND c.conrelid = to_regclass(${`public.${table}`}) AND d.def LIKE '%created_at >= %'`,
+  );
+  const range = rows.find((r) => r.from && r.to);
+  if (!range?.from || !range.to) return false;
+  await inTransaction(
+    client,
+    () => client.query(`ALTER TABLE ${ident(parent)} ATTACH PARTITION ${ident(table)} FOR VALUES ${bounds({ from: range.from!, to: range.to! })}`),
+    DDL_LOCK_TIMEOUT,
+  );
+  return true;
 }
 
 /**

@@ -2,7 +2,17 @@ import pg from 'pg';
 import { CREATE_AHEAD_DAYS, expiredPartitions, missingRanges } from '../../domain/partitions.js';
 import { query, rows, sql } from '../sql.js';
 import { inTransaction } from '../transaction.js';
-import { createPartition, detachAndDrop, dropStandalone, identSql, isPartitioned, listPartitions, strayPartitions, type AttachedPartition } from './catalog.js';
+import {
+  createPartition,
+  detach,
+  dropStandalone,
+  identSql,
+  isPartitioned,
+  listPartitions,
+  reattach,
+  strayPartitions,
+  type AttachedPartition,
+} from './catalog.js';
 import { convertTable, dropReplaced, type ConversionResult } from './convert.js';
 import { pruneExpired } from './prune.js';
 import { HISTORY_TABLES, type HistoryTable, type RetentionClass } from './tables.js';
@@ -143,7 +153,8 @@ async function upkeep(client: pg.PoolClient, table: HistoryTable, now: Date, opt
 
 /**
  * A detach a crash interrupted (pending in the catalog) is finished and its table dropped; a detached
- * table left undropped is dropped. Answers the partitions still attached.
+ * table left undropped is dropped (or attached back if work came for it). Answers the partitions still
+ * attached.
  */
 async function finishInterruptedDetaches(
   client: pg.PoolClient,
@@ -153,13 +164,10 @@ async function finishInterruptedDetaches(
 ): Promise<AttachedPartition[]> {
   for (const partition of partitions) {
     if (!partition.detaching) continue;
-    await detachAndDrop(client, table.name, partition);
-    report.dropped.push(partition.name);
+    await detach(client, table.name, partition);
+    await dropDetached(client, table, partition.name, report);
   }
-  for (const stray of await strayPartitions(client, table.name)) {
-    await dropStandalone(client, stray);
-    report.dropped.push(stray);
-  }
+  for (const stray of await strayPartitions(client, table.name)) await dropDetached(client, table, stray, report);
   return partitions.filter((p) => !p.detaching);
 }
 
@@ -238,13 +246,30 @@ async function dropOne(client: pg.PoolClient, table: HistoryTable, partition: At
     return;
   }
   try {
-    await detachAndDrop(client, table.name, partition);
-    report.dropped.push(partition.name);
+    await detach(client, table.name, partition);
+    await dropDetached(client, table, partition.name, report);
   } catch (error) {
     // A lock not granted within DDL_LOCK_TIMEOUT (a long transaction reading the table): the detach, if
     // begun, is left pending and the next round finishes it; the other partitions and tables go on.
     report.held.push({ partition: partition.name, table: table.name, reason: `past its retention, not dropped this round: ${(error as Error).message}` });
   }
+}
+
+/**
+ * Drops a detached partition, unless work was queued for its rows between the check before the detach
+ * and the detach's end (a staff retry of a sync in it): the detach waited for every transaction that
+ * could still see those rows, so this second check misses none. Such a table is attached back and held.
+ */
+async function dropDetached(client: pg.PoolClient, table: HistoryTable, name: string, report: RoundReport): Promise<void> {
+  const reason = await unfinishedWork(client, table, name);
+  if (reason) {
+    // Without its detach's constraint (never the case for ours) it stays detached, kept until the work is done.
+    const back = await reattach(client, table.name, name);
+    report.held.push({ partition: name, table: table.name, reason: back ? reason : `${reason} (left detached)` });
+    return;
+  }
+  await dropStandalone(client, name);
+  report.dropped.push(name);
 }
 
 /** Why the partition's rows are still needed, or undefined when nothing waits on them. */

@@ -55,7 +55,10 @@ export const HISTORY_TABLES: readonly HistoryTable[] = [
     span: 'month',
     retention: 'history',
     key: 'id',
-    unfinished: (p) => sql`SELECT 'syncs waiting to run' AS what, ${queuedFor(p, 'request_id', sql`pending_syncs`, 'request_id')} AS n`,
+    unfinished: (p) => sql`
+      SELECT 'syncs waiting to run' AS what, ${queuedFor(p, 'request_id', sql`pending_syncs`, 'request_id')} AS n
+      UNION ALL
+      SELECT 'syncs a bulk re-sync has yet to queue', ${queuedFor(p, 'id', sql`bulk_retry_items`, 'sync_id', sql`q.queued_at IS NULL`)}`,
   },
   {
     name: 'deliveries',
