@@ -24,12 +24,17 @@ export function installHealth(app: Express, deps: { prisma: PrismaClient; config
     noStore(res).json({ schema_version: HEALTH_SCHEMA_VERSION, status: 'operational' });
   });
   const ready = async (_req: unknown, res: Response) => {
-    const [sources, worker, warnings] = await Promise.all([
+    const [sources, worker, history] = await Promise.all([
       databaseCheck(deps.prisma),
       deps.config.workerMonitoring ? workerChecks(deps.prisma) : Promise.resolve({}),
-      withTimeout(historyWarnings(deps.prisma), 2_000).catch(() => []),
+      // A check that could not run is itself something to look at, never a silent "nothing to say".
+      withTimeout(historyWarnings(deps.prisma), 2_000).catch((error: unknown) => [
+        `history partitions could not be checked: ${error instanceof Error && error.message === 'timed out' ? 'timed out after 2 s' : 'the query failed'}`,
+      ]),
     ]);
     const report = rollUpHealth({ sources, ...worker });
+    // With the database unreachable the status says so already; the history check failing is no news then.
+    const warnings = sources === 'operational' ? history : [];
     // Warnings never change the status: they tell the operator what to fix before it becomes an outage.
     noStore(res)
       .status(healthHttpStatus(report))
