@@ -160,6 +160,65 @@ describe('retention', () => {
     expect((await apiFetch(`${server.baseUrl}/health/ready`)).body.warnings).toBeUndefined();
   });
 
+  it('keeps the partitions of every other kind of unfinished work: forwarding attempts, replays, webhook deliveries, relay emails', async () => {
+    // Setup: each kind of work for rows of a month of its own, all past retention.
+    const { db, pool, ids } = await database();
+    const now = new Date();
+    const monthOf = (days: number) => new Date(now.getTime() - days * DAY);
+    const name = (table: string, at: Date) => `${table}_p${at.toISOString().slice(0, 7).replace('-', '')}01`;
+    const destination = ids.destinations['acme-crm-mirror']!;
+    const [forwarded] = await history(db, ids, monthOf(150), 1);
+    await db.query('INSERT INTO pending_deliveries (destination_id, request_id) VALUES ($1, $2)', [destination, forwarded]);
+    const [replayed] = await history(db, ids, monthOf(180), 1);
+    const [delivery] = await db.query<{ id: string }>(
+      `INSERT INTO deliveries (account_id, destination_id, destination_url, connection_id, source_id, request_id, event_type, to_email, status, http_status, created_at)
+       SELECT r.account_id, $2, 'https://hooks.acme.test/pipeline', r.connection_id, r.source_id, r.id, 'EMAIL_SENT', 'old@prospect.test', 'error', 500, r.created_at
+         FROM requests r WHERE r.id = $1 RETURNING id`,
+      [replayed, destination],
+    );
+    await db.query('INSERT INTO pending_deliveries (destination_id, request_id, replay_of_delivery_id) VALUES ($1, $2, $3)', [
+      destination,
+      replayed,
+      delivery!.id,
+    ]);
+    const [endpoint] = await db.query<{ id: number }>('SELECT id FROM webhook_endpoints ORDER BY id LIMIT 1');
+    await db.query(
+      `WITH e AS (
+         INSERT INTO platform_events (public_id, account_id, type, summary, data, created_at) VALUES ('evt_history_test', $1, 'sync.failed', 'failing', '{}', $3) RETURNING id, created_at
+       )
+       INSERT INTO webhook_deliveries (public_id, endpoint_id, event_id, status, next_attempt_at, created_at) SELECT 'whd_history_test', $2, id, 'PENDING', now(), created_at FROM e`,
+      [ids.accounts.acme, endpoint!.id, monthOf(210)],
+    );
+    const [relayed] = await history(db, ids, monthOf(240), 1);
+    await db.query(
+      `INSERT INTO relay_executions (relay_id, request_id, account_id, connection_id, message_id, run_at, created_at)
+       SELECT $2, r.id, r.account_id, r.connection_id, '<relay-history-test@acme.test>', now() + interval '5 minutes', r.created_at FROM requests r WHERE r.id = $1`,
+      [relayed, ids.replyRelays['acme-rep']],
+    );
+
+    // Action: a round.
+    const report = await maintainHistory(pool, { retention: RETENTION, now });
+
+    // Assertions: each partition the work needs is kept with its reason; the rows are all there.
+    expect(report.held).toEqual(
+      expect.arrayContaining([
+        { partition: name('requests', monthOf(150)), table: 'requests', reason: expect.stringContaining('1 forwarding attempts waiting') },
+        { partition: name('deliveries', monthOf(180)), table: 'deliveries', reason: expect.stringContaining('1 replays waiting to be sent') },
+        { partition: name('platform_events', monthOf(210)), table: 'platform_events', reason: expect.stringContaining('1 webhook deliveries still pending') },
+        {
+          partition: name('webhook_deliveries', monthOf(210)),
+          table: 'webhook_deliveries',
+          reason: expect.stringContaining('1 webhook deliveries still pending'),
+        },
+        { partition: name('requests', monthOf(240)), table: 'requests', reason: expect.stringContaining('1 reply relay emails not sent yet') },
+        { partition: name('relay_executions', monthOf(240)), table: 'relay_executions', reason: expect.stringContaining('1 reply relay emails not sent yet') },
+      ]),
+    );
+    expect(await count(db, 'SELECT count(*) AS n FROM requests WHERE id = ANY($1::bigint[])', [[forwarded, replayed, relayed]])).toBe(3);
+    expect(await count(db, 'SELECT count(*) AS n FROM deliveries WHERE id = $1', [delivery!.id])).toBe(1);
+    expect(await count(db, "SELECT count(*) AS n FROM webhook_deliveries WHERE public_id = 'whd_history_test'")).toBe(1);
+  });
+
   it('attaches a partition back when work for its rows was queued while its detach waited, and keeps it', async () => {
     // Setup: an expired request whose partition is the only one left past retention (a first round drops
     // the others while a sync holds it), then a transaction reading it (a staff retry about to queue it).
