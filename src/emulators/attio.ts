@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
-import { LoopbackEmulator } from './loopback.js';
+import { LoopbackEmulator, NthCall, type CallMatch, type InterceptPhase } from './loopback.js';
 import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
@@ -100,7 +100,7 @@ export class AttioEmulator extends LoopbackEmulator {
   limits: { reads: number; writes: number } | undefined;
   private readonly codes = new Map<string, { redirectUri: string; used: boolean }>();
   private readonly windows = new Map<string, number[]>();
-  private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
+  private readonly interception = new NthCall();
 
   constructor(options: AttioEmulatorOptions = {}) {
     super();
@@ -122,9 +122,12 @@ export class AttioEmulator extends LoopbackEmulator {
     ];
   }
 
-  /** Runs `action` at the `n`th API call from now: `before` it is carried out, carried out but `unanswered`, or `answered`. */
-  interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void {
-    this.interception = { left: n, phase, action };
+  /**
+   * Runs `action` at the `n`th API call from now: `before` it is carried out, carried out but `unanswered`,
+   * or `answered`. With `match`, only the calls of that method and path count (the creates of notes, say).
+   */
+  interceptNth(n: number, phase: InterceptPhase, action: () => void, match?: CallMatch): void {
+    this.interception.arm(n, phase, action, match);
   }
 
   /** A list of `parent` records, with its entries. */
@@ -200,8 +203,7 @@ export class AttioEmulator extends LoopbackEmulator {
       const json = text === '' ? {} : parseJson(text);
       if (json === INVALID_JSON) return answer(400, error(400, 'invalid_request_error', 'validation_type', 'Body is not valid JSON'));
       logged.body = json;
-      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
-      if (intercepted) this.interception = undefined;
+      const intercepted = this.interception.take(method, url.pathname);
       if (intercepted?.phase === 'before') return intercepted.action();
       const result = this.route(method, url, asJson(json));
       if (intercepted?.phase === 'unanswered') return intercepted.action();

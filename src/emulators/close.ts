@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
-import { LoopbackEmulator } from './loopback.js';
+import { LoopbackEmulator, NthCall, type CallMatch, type InterceptPhase } from './loopback.js';
 import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
@@ -116,7 +116,7 @@ export class CloseEmulator extends LoopbackEmulator {
   rotateRefreshTokens: boolean;
   requestsPerSecond: number | undefined;
   private readonly codes = new Map<string, { redirectUri: string; used: boolean }>();
-  private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
+  private readonly interception = new NthCall();
   /** Per key (or organisation) and endpoint group, the times of its requests in the current second. */
   private readonly windows = new Map<string, number[]>();
   private counter = 1;
@@ -139,10 +139,11 @@ export class CloseEmulator extends LoopbackEmulator {
 
   /**
    * Runs `action` at the `n`th API call from now (a crash test's kill): `before` it is carried out,
-   * carried out but `unanswered` (its answer never sent), or `answered`.
+   * carried out but `unanswered` (its answer never sent), or `answered`. With `match`, only the calls of
+   * that method and path count (the creates of activities, say).
    */
-  interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void {
-    this.interception = { left: n, phase, action };
+  interceptNth(n: number, phase: InterceptPhase, action: () => void, match?: CallMatch): void {
+    this.interception.arm(n, phase, action, match);
   }
 
   /** The contacts whose emails include `email` (any case). */
@@ -207,8 +208,7 @@ export class CloseEmulator extends LoopbackEmulator {
       const json = body === '' ? {} : parseJson(body);
       if (json === INVALID_JSON) return answer(400, { errors: ['Invalid JSON'], 'field-errors': {} }, limit.headers);
       if (method === 'POST' && url.pathname === '/api/v1/data/search/') logged.search = json;
-      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
-      if (intercepted) this.interception = undefined;
+      const intercepted = this.interception.take(method, url.pathname);
       // The caller is gone before its request arrives: nothing is carried out or answered.
       if (intercepted?.phase === 'before') return intercepted.action();
       const result = this.route(method, url, asJson(json));

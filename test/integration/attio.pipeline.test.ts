@@ -16,6 +16,7 @@ crmPipelineSuite({
   name: 'Attio',
   baseUrlEnv: 'ATTIO_BASE_URL',
   apiPrefix: '/v2/',
+  creates: { method: 'POST', path: /^\/v2\/(notes|tasks)$/ },
   start: () => startAttioEmulator({ tokens: [TOKEN] }),
   credentials: { accessToken: TOKEN },
   refused: { credentials: { accessToken: 'revoked-attio-token' }, secret: 'revoked-attio-token' },

@@ -17,6 +17,7 @@ crmPipelineSuite({
   name: 'Close',
   baseUrlEnv: 'CLOSE_BASE_URL',
   apiPrefix: '/api/v1/',
+  creates: { method: 'POST', path: /^\/api\/v1\/(activity\/(email|note)|task)\/$/ },
   start: () =>
     startCloseEmulator({ apiKeys: [KEY], users: [{ id: 'user_rep000000000000000000002', email: 'rep@seller.test', first_name: 'Rita', last_name: 'Rep' }] }),
   credentials: { apiKey: KEY },

@@ -2,13 +2,15 @@
  * What every CRM behind the real worker must do (issue 32), as one suite a CRM's test file runs with its
  * emulator: every sample payload of every sequencer written, a refused credential failing the pipeline with
  * `sync.failed`, a 429 pausing the connection for two worker processes until its Retry-After, and a worker
- * killed (SIGKILL) at a random CRM call of a campaign's round leaving every CRM object once.
+ * killed (SIGKILL) at a random CRM call of a campaign's round (one of its first calls, or one of its
+ * activity, note or task creates, between their write-ahead and their answer) leaving every CRM object once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrmKind } from '../../src/connectors/crm/kinds.js';
 import { readSample, sampleFiles } from '../../src/connectors/sequencers/samples.js';
 import { sealSecret } from '../../src/domain/secrets.js';
 import type { Fault } from '../../src/emulators/faults.js';
+import type { CallMatch, InterceptPhase } from '../../src/emulators/loopback.js';
 import { seedTestAccounts } from './accounts.js';
 import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from './campaign.js';
 import { TEST_ENCRYPTION_KEY } from './database.js';
@@ -22,7 +24,7 @@ interface PipelineEmulator {
   url: string;
   requests: Array<{ path: string; status: number; at: number }>;
   failNext(n: number, fault: Fault): void;
-  interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void;
+  interceptNth(n: number, phase: InterceptPhase, action: () => void, match?: CallMatch): void;
 }
 
 export interface CrmPipelineSpec<E extends PipelineEmulator> {
@@ -33,6 +35,11 @@ export interface CrmPipelineSpec<E extends PipelineEmulator> {
   baseUrlEnv: string;
   /** Where the CRM's API calls go (`/api/v1/`), apart from its OAuth pages. */
   apiPrefix: string;
+  /**
+   * The creates the connector writes ahead (the event's activity or note, the follow-up task): an event with
+   * every option on makes {@link CREATES_PER_EVENT} of them, the crash test's kill points after the round's first calls.
+   */
+  creates: CallMatch;
   start(): Promise<E & { close(): Promise<void> }>;
   credentials: unknown;
   /** Credentials the emulator refuses, and the secret in them no error may show. */
@@ -46,9 +53,13 @@ export interface CrmPipelineSpec<E extends PipelineEmulator> {
 }
 
 const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
-/** The round's first calls a kill falls on (lookups, asserts and the first creates). */
+/** The round's first calls a kill may fall on, whatever they are (the owner, lookups, asserts, the first contacts' and companies' creates). */
 const CALLS = 12;
+/** With every option on, an event's creates written ahead: its activity (or note) and its follow-up task. */
+const CREATES_PER_EVENT = 2;
 const PHASES = ['before', 'unanswered', 'answered'] as const;
+/** How long the killed worker may take to reach its kill point (a round of the campaign takes a few seconds). */
+const KILL_WITHIN_MS = 45_000;
 
 export function crmPipelineSuite<E extends PipelineEmulator>(spec: CrmPipelineSpec<E>): void {
   const ctx = useTestServer();
@@ -201,13 +212,28 @@ export function crmPipelineSuite<E extends PipelineEmulator>(spec: CrmPipelineSp
       const { code } = await source(`${tag}Crash01`, spec.credentials);
       const requestIds: number[] = [];
       for (const body of campaignBodies(campaign)) requestIds.push(await ingest(code, body));
-      const point = killPoint(`${spec.name} call and phase`, 1, CALLS * PHASES.length);
-      const [call, phase] = [Math.ceil(point / PHASES.length), PHASES[point % PHASES.length]!];
+      // The kill point: one of the round's first CALLS calls, else one of its creates (each written ahead,
+      // so a kill 'before' it is sent, 'unanswered' once carried out, or 'answered' falls between its
+      // write-ahead and the answer recorded); every draw is a call the worker surely makes.
+      const creates = events * CREATES_PER_EVENT;
+      const point = killPoint(`${spec.name} call and phase`, 1, (CALLS + creates) * PHASES.length);
+      const [nth, phase] = [Math.ceil(point / PHASES.length), PHASES[point % PHASES.length]!];
+      const target = nth <= CALLS ? { n: nth, what: `call ${nth} of the round` } : { n: nth - CALLS, what: `create ${nth - CALLS} of ${creates}` };
+      console.info(`[crash test] ${spec.name}: SIGKILL at ${target.what}, ${phase}`);
       const victim = startService('worker', serviceEnv());
-      emulator.interceptNth(call, phase, () => victim.child.kill('SIGKILL'));
+      const kill = () => victim.child.kill('SIGKILL');
+      if (nth <= CALLS) emulator.interceptNth(target.n, phase, kill);
+      else emulator.interceptNth(target.n, phase, kill, spec.creates);
 
       // Action: the worker dies at that call; another takes over.
-      await victim.exited;
+      let timer: NodeJS.Timeout | undefined;
+      const killed = await Promise.race([
+        victim.exited.then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), KILL_WITHIN_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!killed) await victim.stop();
+      expect(killed, `the worker never reached ${target.what}`).toBe(true);
       const rescuer = await startTestWorker(ctx.db.url, { urls: { [spec.crm]: emulator.url } }, { staleAfterMs: 1_000 });
       let rows: Awaited<ReturnType<typeof outcomes>>;
       try {
