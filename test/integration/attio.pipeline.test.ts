@@ -2,7 +2,9 @@
  * Attio behind the real worker (issue 32), the suite every CRM runs (test/support/crm-pipeline.ts): every
  * sample payload written into the Attio emulator over real HTTP, a refused token failing the pipeline with
  * `sync.failed`, a 429 (its Retry-After an HTTP date) pausing the connection for two worker processes, and a
- * worker killed at a random Attio call of a campaign's round leaving every person, company, note and task once.
+ * worker killed at a random Attio call of a campaign's round leaving every person, company, note and task once;
+ * a refused token in /account/status, a retry of a sync Attio refused, and a sync's lineage naming the
+ * person, company, note and task Attio holds.
  */
 import { expect } from 'vitest';
 import { startAttioEmulator } from '../../src/emulators/attio.js';
@@ -35,5 +37,18 @@ crmPipelineSuite({
     const ours = new Set(people.map((p) => p.id.record_id));
     expect([...attio.notes.values()].filter((n) => ours.has(n.parent_record_id))).toHaveLength(events);
     expect([...attio.tasks.values()].filter((t) => ours.has(t.linked_records[0]?.target_record_id ?? ''))).toHaveLength(events);
+  },
+  held(attio, email) {
+    const people = attio.peopleByEmail(email);
+    const recordId = people[0]?.id.record_id;
+    const notes = recordId === undefined ? [] : attio.notesOf(recordId);
+    const tasks = recordId === undefined ? [] : attio.tasksOf(recordId);
+    const company = people[0]?.values.company?.[0]?.target_record_id;
+    return {
+      people: people.length,
+      activities: notes.length,
+      tasks: tasks.length,
+      ids: { recordId, companyId: typeof company === 'string' ? company : undefined, noteId: notes[0]?.id.note_id, taskId: tasks[0]?.id.task_id },
+    };
   },
 });

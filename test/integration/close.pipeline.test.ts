@@ -3,7 +3,8 @@
  * sample payload written into the Close emulator over real HTTP (and no email Close would send), a refused
  * API key failing the pipeline with `sync.failed`, a 429 pausing the connection for two worker processes
  * until its Retry-After, and a worker killed at a random Close call of a campaign's round leaving every
- * contact, lead, activity and task once.
+ * contact, lead, activity and task once; a refused API key in /account/status, a retry of a sync Close
+ * refused, and a sync's lineage naming the contact, lead, activity and task Close holds.
  */
 import { expect } from 'vitest';
 import { startCloseEmulator } from '../../src/emulators/close.js';
@@ -37,5 +38,17 @@ crmPipelineSuite({
     expect([...close.activities.values()].filter((a) => ours.has(String(a.contact_id)))).toHaveLength(events);
     expect([...close.tasks.values()].filter((t) => ours.has(String(t.contact_id)))).toHaveLength(events);
     expect(close.mailSent).toEqual([]);
+  },
+  held(close, email) {
+    const contacts = close.contactsByEmail(email);
+    const contact = contacts[0];
+    const activities = [...close.activities.values()].filter((a) => contact !== undefined && a.contact_id === contact.id);
+    const tasks = [...close.tasks.values()].filter((t) => contact !== undefined && t.contact_id === contact.id);
+    return {
+      people: contacts.length,
+      activities: activities.length,
+      tasks: tasks.length,
+      ids: { contactId: contact?.id, leadId: contact?.lead_id, activityId: activities[0]?.id, taskId: tasks[0]?.id },
+    };
   },
 });

@@ -4,6 +4,9 @@
  * `sync.failed`, a 429 pausing the connection for two worker processes until its Retry-After, and a worker
  * killed (SIGKILL) at a random CRM call of a campaign's round (one of its first calls, or one of its
  * activity, note or task creates, between their write-ahead and their answer) leaving every CRM object once.
+ * And the surfaces that name a CRM: `/api/v1/account/status` for a working, a refusing and a disconnected
+ * connection, `POST /api/v1/syncs/:id/retry` of a sync the CRM refused, and the support explorer's lineage
+ * of a sync, its CRM steps by the ids the emulator holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrmKind } from '../../src/connectors/crm/kinds.js';
@@ -11,10 +14,12 @@ import { readSample, sampleFiles } from '../../src/connectors/sequencers/samples
 import { sealSecret } from '../../src/domain/secrets.js';
 import type { Fault } from '../../src/emulators/faults.js';
 import type { CallMatch, InterceptPhase } from '../../src/emulators/loopback.js';
-import { seedTestAccounts } from './accounts.js';
+import { seedTestAccounts, type TestKeys } from './accounts.js';
 import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from './campaign.js';
 import { TEST_ENCRYPTION_KEY } from './database.js';
 import { killPoint } from './kill-point.js';
+import { explorer } from './onboarding.js';
+import { apiFetch } from './openapi.js';
 import { useTestServer } from './server.js';
 import { startService, type ServiceProcess } from './service-process.js';
 import { eventually, startTestWorker } from './worker.js';
@@ -50,6 +55,34 @@ export interface CrmPipelineSpec<E extends PipelineEmulator> {
   checkSample(emulator: E, state: Record<string, unknown>, eventType: string): void;
   /** Checks the campaign's objects are each in the emulator once; `tag` marks the campaign's leads and companies. */
   checkCampaign(emulator: E, campaign: Campaign, events: number): void;
+  /** What the emulator holds for the person of `email` (see {@link Held}). */
+  held(emulator: E, email: string): Held;
+}
+
+/**
+ * What a CRM's emulator holds for one person: how many people have the email, the activities (or notes) and
+ * tasks on the first, and the ids of that person, its lead or company, and its first activity (or note) and
+ * task, under the names a sync's crm_state gives them.
+ */
+export interface Held {
+  people: number;
+  activities: number;
+  tasks: number;
+  ids: Record<string, string | undefined>;
+}
+
+/** A connection's entry in `GET /api/v1/account/status`, and a blocker (the fields the suite reads). */
+interface ConnectionStatus {
+  connectionId: number;
+  crm: string;
+  ready: boolean;
+  crmConnection: { status: string; crm: string };
+  sources: { status: string; count: number; platforms: string[] };
+}
+interface StatusNotice {
+  code: string;
+  connectionId: number;
+  crm: string;
 }
 
 const PLATFORMS = ['smartlead', 'instantly', 'heyreach', 'lemlist'] as const;
@@ -66,9 +99,12 @@ export function crmPipelineSuite<E extends PipelineEmulator>(spec: CrmPipelineSp
   const tag = spec.crm.toLowerCase();
   let emulator: E & { close(): Promise<void> };
   let accountId: number;
+  let keys: TestKeys;
 
   beforeAll(async () => {
-    accountId = (await seedTestAccounts(ctx.db.prisma)).accounts.acme!;
+    const seeded = await seedTestAccounts(ctx.db.prisma);
+    accountId = seeded.accounts.acme!;
+    keys = seeded.keys;
     emulator = await spec.start();
   });
 
@@ -107,6 +143,35 @@ export function crmPipelineSuite<E extends PipelineEmulator>(spec: CrmPipelineSp
       `${requestIds.length} sync outcomes`,
     );
   }
+
+  /** `GET /api/v1/account/status` with the account's read key (checked against the OpenAPI document): its readiness, and one connection's part of it. */
+  async function accountStatus(connectionId: number) {
+    const res = await apiFetch<{ ready: boolean; connections: ConnectionStatus[]; blockers: StatusNotice[] }>(`${ctx.server.baseUrl}/api/v1/account/status`, {
+      headers: { authorization: `Bearer ${keys.acmeRead}` },
+    });
+    expect(res.status).toBe(200);
+    return {
+      ready: res.body.ready,
+      connection: res.body.connections.find((c) => c.connectionId === connectionId),
+      blockers: res.body.blockers.filter((b) => b.connectionId === connectionId),
+    };
+  }
+
+  /** The platform events of a source as `GET /api/v1/events` lists them (the last hour), oldest first: type and data. */
+  async function listedEvents(sourceId: number) {
+    const window = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+    const res = await apiFetch<{ data: Array<{ type: string; data: Record<string, unknown> }> }>(`${ctx.server.baseUrl}/api/v1/events?${window}&limit=100`, {
+      headers: { authorization: `Bearer ${keys.acmeRead}` },
+    });
+    expect(res.status).toBe(200);
+    return res.body.data
+      .filter((e) => e.data.sourceId === sourceId)
+      .reverse()
+      .map((e) => ({ type: e.type, data: e.data }));
+  }
+
+  /** A sent email to `email`, as Smartlead posts it. */
+  const sentTo = (email: string) => JSON.stringify({ event_type: 'EMAIL_SENT', to_email: email, subject: 'Hello', sent_message: { text: 'Hi' } });
 
   const serviceEnv = () => ({
     DATABASE_URL: ctx.db.url,
@@ -165,7 +230,89 @@ export function crmPipelineSuite<E extends PipelineEmulator>(spec: CrmPipelineSp
           data: { connectionId, crm: spec.crm, sourceId, sourcePlatform: 'smartlead', reason: 'crm_authentication_failed', remediation: expect.any(String) },
         },
       ]);
+      // The API shows the failing pipeline as its sync.failed event; /account/status reads readiness from
+      // the stored setup alone (spec: a blocker is a disconnected CRM, sync off or no source), so a
+      // connection whose credentials the CRM refuses is still ready there, with no blocker.
+      expect(await listedEvents(sourceId)).toEqual(events);
+      const refusing = await accountStatus(connectionId);
+      expect(refusing.connection).toMatchObject({
+        connectionId,
+        crm: spec.crm,
+        ready: true,
+        crmConnection: { status: 'ready', crm: spec.crm },
+        sources: { status: 'ready', count: 1, platforms: ['smartlead'] },
+      });
+      expect(refusing.blockers).toEqual([]);
+      // Support staff then disconnect it: the blocker names the connection and its CRM, and the account is not ready.
+      const disconnected = await explorer(ctx.server.baseUrl, 'mutation ($id: Int!) { disconnectConnection(id: $id) { id status } }', { id: connectionId });
+      expect(disconnected.body).toEqual({ data: { disconnectConnection: { id: connectionId, status: 'disconnected' } } });
+      const blocked = await accountStatus(connectionId);
+      expect(blocked.ready).toBe(false);
+      expect(blocked.connection).toMatchObject({ connectionId, crm: spec.crm, ready: false, crmConnection: { status: 'disconnected', crm: spec.crm } });
+      expect(blocked.blockers).toEqual([expect.objectContaining({ code: 'crm_disconnected', connectionId, crm: spec.crm })]);
     }, 60_000);
+
+    it(`retries through POST /api/v1/syncs/:id/retry a sync ${spec.name} refused, and the retry writes the event once`, async () => {
+      // Setup: the event's activity (or note) create answered 401 once, as a revoked credential is: the
+      // person is written, the event is not, the sync ends in error.
+      const { code, connectionId, sourceId } = await source(`${tag}Retry01`, spec.credentials);
+      const email = `retry-${tag}@prospect.test`;
+      emulator.failNext(1, { status: 401, path: spec.creates.path });
+      const requestId = await ingest(code, sentTo(email));
+      const [failed] = await outcomes([requestId]);
+      expect(failed?.status).toBe('error');
+      expect(spec.held(emulator, email)).toMatchObject({ people: 1, activities: 0, tasks: 0 });
+      const [sync] = await ctx.db.query<{ id: number }>('SELECT id::int AS id FROM syncs WHERE request_id = $1', [requestId]);
+
+      // Action: the retry, with a write key, the CRM taking calls again (the fault was used up).
+      const res = await apiFetch(`${ctx.server.baseUrl}/api/v1/syncs/${sync!.id}/retry`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys.acmeWrite}` },
+      });
+
+      // Assertions: queued, then written on the person the first attempt wrote, the event once; the
+      // pipeline failed and recovered; the connection is ready.
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ queued: true, syncId: sync!.id });
+      const retried = await eventually(
+        async () => {
+          const [row] = await ctx.db.query<{ status: string; attempts: number }>('SELECT status::text AS status, attempts FROM syncs WHERE id = $1', [
+            sync!.id,
+          ]);
+          return row?.status === 'success' ? row : undefined;
+        },
+        15_000,
+        'the retried sync written',
+      );
+      expect(retried.attempts).toBe(2);
+      expect(spec.held(emulator, email)).toMatchObject({ people: 1, activities: 1, tasks: 1 });
+      expect((await listedEvents(sourceId)).map((e) => [e.type, e.data.reason])).toEqual([
+        ['sync.failed', 'crm_authentication_failed'],
+        ['sync.recovered', undefined],
+      ]);
+      const healthy = await accountStatus(connectionId);
+      expect(healthy.connection).toMatchObject({ connectionId, crm: spec.crm, ready: true, crmConnection: { status: 'ready', crm: spec.crm } });
+      expect(healthy.blockers).toEqual([]);
+    }, 30_000);
+
+    it(`shows a sync's ${spec.name} steps in the support explorer's lineage, by the ids ${spec.name} holds`, async () => {
+      const { code } = await source(`${tag}Lineage01`, spec.credentials);
+      const email = `lineage-${tag}@prospect.test`;
+      const requestId = await ingest(code, sentTo(email));
+      const [row] = await outcomes([requestId]);
+      expect(row?.status).toBe('success');
+
+      const answer = await explorer(ctx.server.baseUrl, 'query ($id: BigInt!) { request(id: $id) { sync { status attempts crmState } } }', {
+        id: String(requestId),
+      });
+
+      expect(answer.status).toBe(200);
+      expect(answer.body.errors).toBeUndefined();
+      const held = spec.held(emulator, email);
+      expect(held).toMatchObject({ people: 1, activities: 1, tasks: 1 });
+      expect(Object.values(held.ids).every((id) => typeof id === 'string')).toBe(true);
+      expect(answer.body.data?.request.sync).toMatchObject({ status: 'success', attempts: 1, crmState: held.ids });
+    }, 30_000);
   });
 
   describe(`a 429 from ${spec.name}`, () => {
