@@ -62,8 +62,11 @@ export const SyncRef = builder.objectRef<SyncRecord>('SyncRecord').implement({
     crmState: t.field({
       type: 'JSON',
       description:
-        "What each CRM step wrote, by the CRM's ids (contact, company, owner, activity, task), and `...Pending` for a create sent whose " +
-        'answer was not saved yet: a retry resumes from here and never writes twice.',
+        "What each CRM step wrote, by the CRM's ids: HubSpot's `contactId`, `companyId`, `ownerId`, `activityId` (an email or a note) and " +
+        "`taskId`; Salesforce's `whoId` (a Contact or Lead), `ownerId`, `activityId` and `taskId`; Close's `leadId`, `contactId`, `userId`, " +
+        "`activityId` (an email activity or a note) and `taskId`; Attio's `recordId` (the person), `companyId`, `assignee`, `noteId` and " +
+        '`taskId`. `...Pending` (HubSpot) or `...PendingSince` (the others) marks a create sent whose answer was not saved yet: a retry ' +
+        'resumes from here and never writes twice.',
       resolve: (s) => s.crmState,
     }),
   }),
