@@ -40,7 +40,9 @@ export const REMEDIATION: Record<FailureReason, string> = {
   crm_authentication_failed: 'Reconnect the CRM in the dashboard: its credentials were refused or have expired.',
   crm_not_connected: 'Connect the CRM in the dashboard: the connection holds no credentials.',
   sync_disabled: 'Turn sync on for this connection, or remove the source from the sequencer.',
-  crm_not_supported: 'Move the source to a HubSpot or Salesforce connection: this CRM cannot be written to.',
+  // Every CRM of the registry (src/connectors/crm/registry.ts), named here since domain/ imports no values of
+  // ours; test/unit/pipeline-health.test.ts fails when a CRM is added without its name.
+  crm_not_supported: 'Move the source to a HubSpot, Salesforce, Close or Attio connection: this CRM cannot be written to.',
   crm_rejected_writes: 'Check the sync errors (GET /api/v1/syncs?status=error): the CRM refuses the writes, often over a required field or a permission.',
   crm_unavailable:
     'Nothing to do if it passes: the CRM kept answering 429 or 5xx past our retries. Failed syncs can be retried with POST /api/v1/syncs/:id/retry.',

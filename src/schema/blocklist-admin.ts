@@ -31,7 +31,9 @@ const CreateBlocklistInput = builder.inputType('CreateBlocklistInput', {
       required: false,
       description:
         'Where the list comes from in the CRM (required when hasCrmSource): HubSpot `{listId}`; Salesforce `{object, field?}` ' +
-        '(Contact, Lead or Account records whose checkbox `field` is true; Contact and Lead default to HasOptedOutOfEmail).',
+        '(Contact, Lead or Account records whose checkbox `field` is true; Contact and Lead default to HasOptedOutOfEmail); ' +
+        'Close `{}` (the organization’s unsubscribed emails) or `{smartViewId}` (the addresses of a Smart View’s contacts, `save_...`); ' +
+        'Attio `{listId}` (an Attio list, by id or slug: its people’s email addresses or its companies’ domains).',
     }),
     sequencer: t.field({ type: 'JSON', required: false, description: `${SEQUENCER_FIELD} Without it the list is fetched but pushed nowhere yet.` }),
   }),

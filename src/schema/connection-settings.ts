@@ -19,8 +19,8 @@ const ConnectionSettingsInput = builder.inputType('ConnectionSettingsInput', {
       type: 'JSON',
       required: false,
       description:
-        "Its own CRM request budget, in its CRM's keys: HubSpot `{requestsPer10s}` (1 to 250), Salesforce `{maxConcurrency}` (1 to 25); " +
-        "null: the service's defaults again.",
+        "Its own CRM request budget, in its CRM's keys: HubSpot `{requestsPer10s}` (1 to 250), Salesforce `{maxConcurrency}` (1 to 25), " +
+        "Close `{requestsPerSecond}` (1 to 1,000), Attio `{requestsPerSecond}` (1 to 100); null: the service's defaults again.",
     }),
     sourceConfig: t.field({
       type: SourceConfigInput,

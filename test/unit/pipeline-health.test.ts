@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CRMS } from '../../src/connectors/crm/registry.js';
 import {
   applyOutcomes,
   FAILING_AFTER,
@@ -51,6 +52,10 @@ describe('nextPipelineHealth', () => {
 
   it('pairs every reason with a remediation', () => {
     for (const text of Object.values(REMEDIATION)) expect(text.length).toBeGreaterThan(20);
+  });
+
+  it('names every CRM the service writes into where a CRM is not one', () => {
+    for (const { name } of Object.values(CRMS)) expect(REMEDIATION.crm_not_supported).toContain(` ${name}`);
   });
 });
 
