@@ -712,6 +712,114 @@ describe('parseFixture crmRateLimit', () => {
   });
 });
 
+describe('parseFixture Close and Attio connections', () => {
+  const list = (blockType: 'ADDRESS' | 'DOMAIN', crmSource: Record<string, unknown>) => ({
+    listName: 'Do not contact',
+    platform: 'smartlead',
+    blockType,
+    crmSource,
+  });
+  const connectionOf = (connection: Record<string, unknown>) => parseFixture({ accounts: [{ connections: [connection] }] }).accounts[0]?.connections[0];
+
+  it.each<[string, Record<string, unknown>]>([
+    [
+      'a Close connection with an API key, its requestsPerSecond and the unsubscribed emails',
+      { crm: 'CLOSE', credentials: { apiKey: 'api_0123456789abcdef' }, crmRateLimit: { requestsPerSecond: 20 }, blocklists: [list('ADDRESS', {})] },
+    ],
+    [
+      'a Close connection with OAuth credentials, the highest requestsPerSecond and a Smart View',
+      {
+        crm: 'CLOSE',
+        credentials: {
+          accessToken: 'oa2_access',
+          refreshToken: 'oa2_refresh',
+          clientId: 'oa2client_1',
+          clientSecret: 'oa2secret',
+          expiresAt: '2026-11-28T09:15:00Z',
+        },
+        crmRateLimit: { requestsPerSecond: 1_000 },
+        blocklists: [list('DOMAIN', { smartViewId: 'save_AbC123' })],
+      },
+    ],
+    [
+      'an Attio connection with its token, the highest requestsPerSecond and a list by slug',
+      {
+        crm: 'ATTIO',
+        credentials: { accessToken: 'attio_token' },
+        crmRateLimit: { requestsPerSecond: 100 },
+        blocklists: [list('ADDRESS', { listId: 'do-not-contact' })],
+      },
+    ],
+    [
+      'an Attio connection with the lowest requestsPerSecond and a list by id',
+      {
+        crm: 'ATTIO',
+        credentials: { accessToken: 'attio_token' },
+        crmRateLimit: { requestsPerSecond: 1 },
+        blocklists: [list('DOMAIN', { listId: '8ba4a8a1-1c1a-4a3e-9a3e-2a6f1b1c2d3e' })],
+      },
+    ],
+  ])('keeps %s as written', (_case, connection) => {
+    const parsed = connectionOf(connection);
+    expect(parsed?.credentials).toStrictEqual(connection.credentials);
+    expect(parsed?.crmRateLimit).toStrictEqual(connection.crmRateLimit);
+    expect(parsed?.blocklists.map((b) => b.crmSource)).toStrictEqual((connection.blocklists as Array<{ crmSource: unknown }>).map((b) => b.crmSource));
+  });
+
+  const second = (connection: Record<string, unknown>) => ({ accounts: [{ connections: [{ crm: 'HUBSPOT' }, connection] }] });
+  const at = 'accounts[0].connections[1]';
+  it.each<[string, Record<string, unknown>, (string | RegExp)[]]>([
+    [
+      'a Close requestsPerSecond of 0',
+      { crm: 'CLOSE', crmRateLimit: { requestsPerSecond: 0 } },
+      [`${at}.crmRateLimit.requestsPerSecond: must be an integer from 1 to 1000`],
+    ],
+    [
+      'a Close requestsPerSecond above 1,000',
+      { crm: 'CLOSE', crmRateLimit: { requestsPerSecond: 1_001 } },
+      [`${at}.crmRateLimit.requestsPerSecond: must be an integer from 1 to 1000`],
+    ],
+    [
+      'a fractional Close requestsPerSecond',
+      { crm: 'CLOSE', crmRateLimit: { requestsPerSecond: 2.5 } },
+      [`${at}.crmRateLimit.requestsPerSecond: must be an integer from 1 to 1000`],
+    ],
+    [
+      'a Close connection with the HubSpot setting',
+      { crm: 'CLOSE', crmRateLimit: { requestsPer10s: 100 } },
+      [`${at}.crmRateLimit: a CLOSE connection takes {requestsPerSecond}, not {requestsPer10s}`],
+    ],
+    [
+      'an Attio requestsPerSecond above its 100',
+      { crm: 'ATTIO', crmRateLimit: { requestsPerSecond: 101 } },
+      [`${at}.crmRateLimit.requestsPerSecond: must be an integer from 1 to 100`],
+    ],
+    [
+      'an unknown Close credential key',
+      { crm: 'CLOSE', credentials: { apiKey: 'api_0123456789abcdef', password: 'x' } },
+      [/^accounts\[0\]\.connections\[1\]\.credentials: .*"password"/],
+    ],
+    [
+      'a Close connection with both an API key and an OAuth token',
+      { crm: 'CLOSE', credentials: { apiKey: 'api_0123456789abcdef', accessToken: 'oa2_access' } },
+      [`${at}.credentials.apiKey: is required: an apiKey, or an OAuth accessToken (not both)`],
+    ],
+    [
+      'an Attio connection with a Close API key',
+      { crm: 'ATTIO', credentials: { apiKey: 'api_0123456789abcdef' } },
+      [`${at}.credentials.accessToken: is required (a string)`, /^accounts\[0\]\.connections\[1\]\.credentials: .*"apiKey"/],
+    ],
+    [
+      'a Close Smart View that is not one',
+      { crm: 'CLOSE', blocklists: [list('ADDRESS', { smartViewId: 'my view' })] },
+      [`${at}.blocklists[0].crmSource.smartViewId: must be a Smart View id (save_...)`],
+    ],
+    ['an Attio list without its id', { crm: 'ATTIO', blocklists: [list('ADDRESS', {})] }, [`${at}.blocklists[0].crmSource.listId: is required`]],
+  ])('rejects %s', (_case, connection, expected) => {
+    expect(problemsOf(second(connection))).toEqual(problemMatchers(expected));
+  });
+});
+
 describe('parseFixture blocklists[].crmSource', () => {
   const list = (extra: Record<string, unknown>) => ({ listName: 'Do not contact', platform: 'smartlead', blockType: 'DOMAIN', ...extra });
   const fixtureWith = (crm: string, blocklist: Record<string, unknown>) => ({ accounts: [{ connections: [{ crm, blocklists: [list(blocklist)] }] }] });
