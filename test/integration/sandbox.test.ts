@@ -4,6 +4,7 @@
  * forwarding receivers and the relay email is in the inbox, each row naming the request behind it; a 500
  * forced from the page is retried; the page renders; the sandbox's state survives a restart (replayed from
  * PostgreSQL); and with SANDBOX=false every /sandbox path is a JSON 404 while the demo keeps its URLs.
+ * The demo's Close and Attio sources (issue 32) write into the sandbox Close and Attio.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,9 +15,11 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_FIXTURE } from '../../src/admin/demo.js';
 import { parseFixture } from '../../src/admin/fixture.js';
+import { readSample } from '../../src/connectors/sequencers/samples.js';
 import { startSandboxSystems } from '../../src/sandbox/systems.js';
 import type { SandboxView } from '../../src/sandbox/view.js';
 import { apiFetch } from '../support/openapi.js';
+import { startSandboxService, type SandboxService } from '../support/sandbox-service.js';
 import { freePort, reachableTempDir, startService, type ServiceProcess } from '../support/service-process.js';
 
 const run = promisify(execFile);
@@ -207,4 +210,64 @@ describe('npm start with SANDBOX=false', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe("the demo's Close and Attio sources, with the sandbox (in process)", () => {
+  let service: SandboxService;
+
+  beforeAll(async () => {
+    service = await startSandboxService({ seedDemo: true });
+  }, 60_000);
+  afterAll(() => service?.close());
+
+  it('write an event posted to each into the sandbox Close and Attio: the contact and its activity, on the page and in its state', async () => {
+    // Setup: each source's paste URL as the API lists it (the demo's Close source is a Smartlead one, its
+    // Attio source a HeyReach one), and a sample of that sequencer.
+    const sources = await apiFetch<{ sources: Array<{ url: string; crm: string; platform: string }> }>(`${service.base}/api/v1/sources`, {
+      headers: { authorization: `Bearer ${demoKey}` },
+    });
+    expect(sources.status).toBe(200);
+    const urlOf = (crm: string, platform: string) => {
+      const found = sources.body.sources.filter((s) => s.crm === crm && s.platform === platform);
+      expect(found, `the demo's ${crm} ${platform} source`).toHaveLength(1);
+      return found[0]!.url;
+    };
+    const post = async (url: string, body: string) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(res.status).toBe(200);
+      return String(((await res.json()) as { requestId: number }).requestId);
+    };
+
+    // Action: a Smartlead reply (jane@acme.test) to the Close source, a HeyReach reply (john@testco.test) to the Attio one.
+    const toClose = await post(urlOf('CLOSE', 'smartlead'), readSample('smartlead', 'EMAIL_REPLY.json'));
+    const toAttio = await post(urlOf('ATTIO', 'heyreach'), readSample('heyreach', 'every_message_reply_received.json'));
+
+    // Assertions: the sandbox's state shows each contact and its activity (and follow-up task), linked to the request.
+    const view = await until('the contact and activity in the sandbox Close and Attio', async () => {
+      const seen = (await (await fetch(`${service.base}/sandbox/state`)).json()) as SandboxView;
+      const done = (rows: SandboxView['close']['activities'], requestId: string) => rows.filter((r) => r.requestId === requestId).length >= 2;
+      return done(seen.close.activities, toClose) && done(seen.attio.activities, toAttio) ? seen : undefined;
+    });
+    expect(view.close.contacts).toEqual([expect.objectContaining({ title: 'jane@acme.test', requestId: toClose })]);
+    expect(view.close.activities.map((a) => [a.title, a.requestId])).toEqual(
+      expect.arrayContaining([
+        ['Re: Quick question', toClose],
+        [expect.stringMatching(/^Task: /), toClose],
+      ]),
+    );
+    expect(view.attio.contacts).toEqual([expect.objectContaining({ title: 'john@testco.test', detail: 'John Doe', requestId: toAttio })]);
+    expect(view.attio.activities.filter((a) => a.requestId === toAttio && !a.title.startsWith('Task: '))).toHaveLength(1);
+    expect(view.attio.activities.filter((a) => a.requestId === toAttio && a.title.startsWith('Task: '))).toHaveLength(1);
+    // The sandbox CRMs hold them (one each), and the page shows them.
+    const { closeCrm, attio } = service.sandbox.systems;
+    expect(closeCrm.contactsByEmail('jane@acme.test')).toHaveLength(1);
+    expect(closeCrm.mailSent).toEqual([]);
+    expect(attio.peopleByEmail('john@testco.test')).toHaveLength(1);
+    const page = await (await fetch(`${service.base}/sandbox`)).text();
+    const section = (title: string) => /<section>(.*?)<\/section>/gs.exec(page.slice(page.indexOf(`<section><h2>${title}</h2>`)))?.[1] ?? '';
+    expect(section('Close')).toContain('jane@acme.test');
+    expect(section('Close')).toContain('Re: Quick question');
+    expect(section('Attio')).toContain('john@testco.test');
+    expect(section('HubSpot')).not.toContain('jane@acme.test');
+  });
 });
