@@ -64,7 +64,7 @@ export interface CrmPipelineSpec<E extends PipelineEmulator> {
  * tasks on the first, and the ids of that person, its lead or company, and its first activity (or note) and
  * task, under the names a sync's crm_state gives them.
  */
-export interface Held {
+interface Held {
   people: number;
   activities: number;
   tasks: number;
