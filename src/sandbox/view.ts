@@ -63,11 +63,15 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
     [...closeCrm.activities.values(), ...[...closeCrm.tasks.values()].map((t) => ({ ...t, date_created: text(t.date_created) }))],
     (a) => a.date_created,
   );
-  const closeEmailOf = (contactId: unknown): string | null =>
-    typeof contactId === 'string' ? (closeCrm.contacts.get(contactId)?.emails[0]?.email ?? null) : null;
+  // A person as syncs.to_email names them: the email, or a social-only person's profile URL.
+  const closeIdentityOf = (contactId: unknown): string | null => {
+    const contact = typeof contactId === 'string' ? closeCrm.contacts.get(contactId) : undefined;
+    return contact?.emails[0]?.email ?? contact?.urls[0]?.url ?? null;
+  };
   const attioPeople = newest([...attio.records.people.values()], (p) => p.created_at);
-  const attioEmailOf = (recordId: unknown): string | null => {
-    const value = typeof recordId === 'string' ? attio.records.people.get(recordId)?.values.email_addresses?.[0]?.email_address : undefined;
+  const attioIdentityOf = (recordId: unknown): string | null => {
+    const values = typeof recordId === 'string' ? attio.records.people.get(recordId)?.values : undefined;
+    const value = values?.email_addresses?.[0]?.email_address ?? values?.linkedin?.[0]?.value;
     return typeof value === 'string' ? value : null;
   };
   // Notes and follow-up tasks, by when Attio received them.
@@ -96,10 +100,10 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
     ...hsActivities.map(hsEmailOf),
     ...sfPeople.map((p) => p.Email),
     ...sfTasks.map(sfEmailOf),
-    ...closeContacts.map((c) => c.emails[0]?.email),
-    ...closeActivities.map((a) => closeEmailOf(a.contact_id)),
-    ...attioPeople.map((p) => attioEmailOf(p.id.record_id)),
-    ...attioActivities.map((a) => attioEmailOf(a.recordId)),
+    ...closeContacts.map((c) => closeIdentityOf(c.id)),
+    ...closeActivities.map((a) => closeIdentityOf(a.contact_id)),
+    ...attioPeople.map((p) => attioIdentityOf(p.id.record_id)),
+    ...attioActivities.map((a) => attioIdentityOf(a.recordId)),
   ].filter((e): e is string => typeof e === 'string');
   const [requestsByEmail, forwarding, webhooks, inbox, faults] = await Promise.all([
     latestRequestByEmail(sandbox, emails),
@@ -149,27 +153,26 @@ export async function sandboxView(sandbox: Sandbox): Promise<SandboxView> {
         at: c.date_created,
         title: c.emails[0]?.email ?? c.urls[0]?.url ?? c.id,
         detail: [c.name, closeCrm.leads.get(c.lead_id)?.name].filter(Boolean).join(' / lead: '),
-        requestId: byEmail(c.emails[0]?.email),
+        requestId: byEmail(closeIdentityOf(c.id)),
       })),
       activities: closeActivities.map((a) => ({
         at: a.date_created,
         title: text(a.subject) || text(a.title) || (a._type === 'lead' ? `Task: ${text(a.text)}` : text(a._type)),
         detail: excerpt(text(a.body_text) || text(a.note) || (typeof a.status === 'string' ? `status ${a.status}` : '')),
-        requestId: byEmail(closeEmailOf(a.contact_id)),
+        requestId: byEmail(closeIdentityOf(a.contact_id)),
       })),
     },
     attio: {
       contacts: attioPeople.map((p) => {
         const name = p.values.name?.[0]?.full_name;
-        const linkedin = p.values.linkedin?.[0]?.value;
         return {
           at: p.created_at,
-          title: attioEmailOf(p.id.record_id) ?? (text(linkedin) || p.id.record_id),
+          title: attioIdentityOf(p.id.record_id) ?? p.id.record_id,
           detail: text(name),
-          requestId: byEmail(attioEmailOf(p.id.record_id)),
+          requestId: byEmail(attioIdentityOf(p.id.record_id)),
         };
       }),
-      activities: attioActivities.map((a) => ({ at: a.at, title: a.title, detail: excerpt(a.detail), requestId: byEmail(attioEmailOf(a.recordId)) })),
+      activities: attioActivities.map((a) => ({ at: a.at, title: a.title, detail: excerpt(a.detail), requestId: byEmail(attioIdentityOf(a.recordId)) })),
     },
     forwarding: forwarding.map((r) => ({
       at: r.createdAt.toISOString(),

@@ -241,12 +241,14 @@ describe("the demo's Close and Attio sources, with the sandbox (in process)", ()
     // Action: a Smartlead reply (jane@acme.test) to the Close source, a HeyReach reply (john@testco.test) to the Attio one.
     const toClose = await post(urlOf('CLOSE', 'smartlead'), readSample('smartlead', 'EMAIL_REPLY.json'));
     const toAttio = await post(urlOf('ATTIO', 'heyreach'), readSample('heyreach', 'every_message_reply_received.json'));
+    // And a LinkedIn message to a person with no email: linked to its request by the profile URL.
+    const socialOnly = await post(urlOf('ATTIO', 'heyreach'), readSample('heyreach', 'message_sent_no_email.json'));
 
     // Assertions: the sandbox's state shows each contact and its activity (and follow-up task), linked to the request.
     const view = await until('the contact and activity in the sandbox Close and Attio', async () => {
       const seen = (await (await fetch(`${service.base}/sandbox/state`)).json()) as SandboxView;
       const done = (rows: SandboxView['close']['activities'], requestId: string) => rows.filter((r) => r.requestId === requestId).length >= 2;
-      return done(seen.close.activities, toClose) && done(seen.attio.activities, toAttio) ? seen : undefined;
+      return done(seen.close.activities, toClose) && done(seen.attio.activities, toAttio) && done(seen.attio.activities, socialOnly) ? seen : undefined;
     });
     expect(view.close.contacts).toEqual([expect.objectContaining({ title: 'jane@acme.test', requestId: toClose })]);
     expect(view.close.activities.map((a) => [a.title, a.requestId])).toEqual(
@@ -255,7 +257,13 @@ describe("the demo's Close and Attio sources, with the sandbox (in process)", ()
         [expect.stringMatching(/^Task: /), toClose],
       ]),
     );
-    expect(view.attio.contacts).toEqual([expect.objectContaining({ title: 'john@testco.test', detail: 'John Doe', requestId: toAttio })]);
+    expect(view.attio.contacts).toHaveLength(2);
+    expect(view.attio.contacts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ title: 'john@testco.test', detail: 'John Doe', requestId: toAttio }),
+        expect.objectContaining({ title: expect.stringContaining('linkedin.com/in/'), requestId: socialOnly }),
+      ]),
+    );
     expect(view.attio.activities.filter((a) => a.requestId === toAttio && !a.title.startsWith('Task: '))).toHaveLength(1);
     expect(view.attio.activities.filter((a) => a.requestId === toAttio && a.title.startsWith('Task: '))).toHaveLength(1);
     // The sandbox CRMs hold them (one each), and the page shows them.
