@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import { LoopbackEmulator } from './loopback.js';
+import { LoopbackEmulator, NthCall } from './loopback.js';
 import { readBody } from './faults.js';
 import { takeSlot } from './rolling-window.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
@@ -103,7 +103,7 @@ export class EmailBisonEmulator extends LoopbackEmulator {
 
   private readonly workspaces = new Map<string, Workspace>();
   private nextId = 1000;
-  private interception: { left: number; phase: 'before' | 'answered'; action: () => void } | undefined;
+  private readonly interception = new NthCall();
 
   constructor(options: EmailBisonEmulatorOptions = {}) {
     super();
@@ -115,7 +115,7 @@ export class EmailBisonEmulator extends LoopbackEmulator {
    * `before` it is answered (the caller never gets it), or once `answered`.
    */
   interceptNth(n: number, phase: 'before' | 'answered', action: () => void): void {
-    this.interception = { left: n, phase, action };
+    this.interception.arm(n, phase, action);
   }
 
   /** Registers an `api-user` token with its own, empty workspace; other tokens answer 401. */
@@ -257,8 +257,7 @@ export class EmailBisonEmulator extends LoopbackEmulator {
       if (retryAfter !== undefined) return answer([429, { message: 'Too Many Attempts.' }, { 'retry-after': String(retryAfter) }]);
       const json = req.method === 'POST' ? parseJson(body) : undefined;
       if (json === INVALID_JSON) return answer([400, { message: 'The body is not valid JSON.' }]);
-      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
-      if (intercepted) this.interception = undefined;
+      const intercepted = this.interception.take(req.method ?? 'GET', url.pathname);
       // The caller is gone before its answer: nothing reaches it.
       if (intercepted?.phase === 'before') return intercepted.action();
       answer(this.route(workspace, req.method ?? 'GET', url, json));

@@ -45,7 +45,8 @@ export class FaultPlan {
   }
 }
 
-function pathMatches(filter: string | RegExp | undefined, path: string): boolean {
+/** Whether `path` (without query) passes a fault's (or an interception's) path filter: contains the string, matches the pattern, or none is given. */
+export function pathMatches(filter: string | RegExp | undefined, path: string): boolean {
   return filter === undefined || (typeof filter === 'string' ? path.includes(filter) : filter.test(path));
 }
 

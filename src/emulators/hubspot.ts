@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { authorizeErrorPage, consentStep, derived, isRedirectUri, redirectWith, sendHtml, type AuthorizeAnswer, type Consent } from './consent.js';
-import { LoopbackEmulator } from './loopback.js';
+import { LoopbackEmulator, NthCall, type InterceptPhase } from './loopback.js';
 import { readBody } from './faults.js';
 import { INVALID_JSON, parseJson } from './json-body.js';
 
@@ -218,7 +218,7 @@ export class HubspotEmulator extends LoopbackEmulator {
   private readonly windows = new Map<string, number[]>();
   /** Per token, when its searches in the last second were made. */
   private readonly searchWindows = new Map<string, number[]>();
-  private interception: { left: number; phase: 'before' | 'unanswered' | 'answered'; action: () => void } | undefined;
+  private readonly interception = new NthCall();
 
   private nextId = 1000;
   private nextListId = 0;
@@ -260,8 +260,8 @@ export class HubspotEmulator extends LoopbackEmulator {
    * `before` it is carried out (nothing is, nor answered), `unanswered` (carried out, never answered: the
    * caller's answer is lost), or `answered` (right after the answer went out, before the caller records it).
    */
-  interceptNth(n: number, phase: 'before' | 'unanswered' | 'answered', action: () => void): void {
-    this.interception = { left: n, phase, action };
+  interceptNth(n: number, phase: InterceptPhase, action: () => void): void {
+    this.interception.arm(n, phase, action);
   }
 
   /** Every current access token now answers 401 EXPIRED_AUTHENTICATION until a refresh issues a new one. */
@@ -355,8 +355,7 @@ export class HubspotEmulator extends LoopbackEmulator {
       }
       const json = body.length > 0 ? parseJson(body) : undefined;
       if (json === INVALID_JSON) return limited(400, error('VALIDATION_ERROR', 'Invalid input JSON: the body is not JSON'));
-      const intercepted = this.interception !== undefined && (this.interception.left -= 1) === 0 ? this.interception : undefined;
-      if (intercepted) this.interception = undefined;
+      const intercepted = this.interception.take(req.method ?? 'GET', url.pathname);
       // The caller is gone before its request arrives: nothing is carried out or answered.
       if (intercepted?.phase === 'before') return intercepted.action();
       const [status, payload] = this.route(req.method ?? 'GET', url, json);

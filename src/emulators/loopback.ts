@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FaultPlan, type Fault } from './faults.js';
+import { FaultPlan, pathMatches, type Fault } from './faults.js';
 
 /** When a crash test's action runs at its call: `before` the call is carried out, carried out but `unanswered` (its answer never sent), or `answered`. */
 export type InterceptPhase = 'before' | 'unanswered' | 'answered';
@@ -28,7 +28,7 @@ export class NthCall {
     if (armed === undefined) return undefined;
     const { method: wanted, path: where } = armed.match;
     if (wanted !== undefined && wanted.toUpperCase() !== method.toUpperCase()) return undefined;
-    if (where !== undefined && !(typeof where === 'string' ? path.includes(where) : where.test(path))) return undefined;
+    if (!pathMatches(where, path)) return undefined;
     armed.left -= 1;
     if (armed.left > 0) return undefined;
     this.armed = undefined;
