@@ -10,7 +10,7 @@ import { startEmailBisonEmulator, type EmailBisonEmulator } from '../../src/emul
 import { startHubspotEmulator, type HubspotEmulator } from '../../src/emulators/hubspot.js';
 import { backfillsRun } from '../../src/jobs/backfills__run.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
-import { killPoint } from '../support/kill-point.js';
+import { killCallAndPhase } from '../support/kill-point.js';
 import { useTestServer } from '../support/server.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
@@ -88,8 +88,7 @@ async function synced(): Promise<number> {
 
 describe('a worker killed in the middle of a backfill round', () => {
   it('loses nothing and fetches nothing twice', async () => {
-    const point = killPoint('EmailBison call and phase', 1, LEADS * 2 * PHASES.length);
-    const [call, phase] = [Math.ceil(point / PHASES.length), PHASES[point % PHASES.length]!];
+    const { call, phase } = killCallAndPhase('EmailBison call and phase', LEADS * 2, PHASES);
     const victim = startService('worker', {
       DATABASE_URL: ctx.db.url,
       ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),

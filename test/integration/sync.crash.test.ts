@@ -12,7 +12,7 @@ import { seedTestAccounts } from '../support/accounts.js';
 import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from '../support/campaign.js';
 import { TEST_ENCRYPTION_KEY } from '../support/database.js';
 import { useTestServer } from '../support/server.js';
-import { killPoint } from '../support/kill-point.js';
+import { killCallAndPhase } from '../support/kill-point.js';
 import { startService } from '../support/service-process.js';
 import { eventually, startTestWorker } from '../support/worker.js';
 
@@ -65,8 +65,7 @@ describe('a worker killed in the middle of a batched step', () => {
       expect(res.status).toBe(200);
       requestIds.push(((await res.json()) as { requestId: number }).requestId);
     }
-    const point = killPoint('CRM call and phase', 1, CALLS * PHASES.length);
-    const [call, phase] = [Math.ceil(point / PHASES.length), PHASES[point % PHASES.length]!];
+    const { call, phase } = killCallAndPhase('CRM call and phase', CALLS, PHASES);
     const victim = startService('worker', {
       DATABASE_URL: ctx.db.url,
       ENCRYPTION_KEY: TEST_ENCRYPTION_KEY.toString('hex'),

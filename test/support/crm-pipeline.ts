@@ -17,7 +17,7 @@ import type { CallMatch, InterceptPhase } from '../../src/emulators/loopback.js'
 import { seedTestAccounts, type TestKeys } from './accounts.js';
 import { campaignBodies, EVENTS_PER_LEAD, EVERY_OPTION, type Campaign } from './campaign.js';
 import { TEST_ENCRYPTION_KEY } from './database.js';
-import { killPoint } from './kill-point.js';
+import { killCallAndPhase } from './kill-point.js';
 import { explorer } from './onboarding.js';
 import { apiFetch } from './openapi.js';
 import { useTestServer } from './server.js';
@@ -363,8 +363,7 @@ export function crmPipelineSuite<E extends PipelineEmulator>(spec: CrmPipelineSp
       // so a kill 'before' it is sent, 'unanswered' once carried out, or 'answered' falls between its
       // write-ahead and the answer recorded); every draw is a call the worker surely makes.
       const creates = events * CREATES_PER_EVENT;
-      const point = killPoint(`${spec.name} call and phase`, 1, (CALLS + creates) * PHASES.length);
-      const [nth, phase] = [Math.ceil(point / PHASES.length), PHASES[point % PHASES.length]!];
+      const { call: nth, phase } = killCallAndPhase(`${spec.name} call and phase`, CALLS + creates, PHASES);
       const target = nth <= CALLS ? { n: nth, what: `call ${nth} of the round` } : { n: nth - CALLS, what: `create ${nth - CALLS} of ${creates}` };
       console.info(`[crash test] ${spec.name}: SIGKILL at ${target.what}, ${phase}`);
       const victim = startService('worker', serviceEnv());

@@ -14,3 +14,12 @@ export function killPoint(label: string, min: number, max: number): number {
   console.info(`[crash test] kill at ${label} = ${point} (of ${min}..${max}); repeat with CRASH_SEED=${seed}`);
   return point!;
 }
+
+/**
+ * A {@link killPoint} over `calls` calls of an emulator and the `phases` of each (its `interceptNth`
+ * phases): which call, counted from 1, and in which phase the worker is killed.
+ */
+export function killCallAndPhase<P extends string>(label: string, calls: number, phases: readonly P[]): { call: number; phase: P } {
+  const point = killPoint(label, 1, calls * phases.length);
+  return { call: Math.ceil(point / phases.length), phase: phases[point % phases.length]! };
+}
