@@ -7,29 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHubspotEmulator } from '../../src/emulators/hubspot.js';
 import { startSalesforceEmulator } from '../../src/emulators/salesforce.js';
 import { startSequencerEmulator } from '../../src/emulators/sequencer.js';
+import { call, emulatorTracker } from '../support/emulator-calls.js';
 
-const started: Array<{ close(): Promise<void> }> = [];
+const { track, closeAll } = emulatorTracker();
 
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((emulator) => emulator.close()));
-});
-
-/** Starts an emulator closed after the test. */
-async function track<T extends { close(): Promise<void> }>(emulator: Promise<T>): Promise<T> {
-  const e = await emulator;
-  started.push(e);
-  return e;
-}
-
-/** A JSON call: its status, headers and parsed body. */
-async function call(url: string, init: { method?: string; headers?: Record<string, string>; json?: unknown } = {}) {
-  const response = await fetch(url, {
-    method: init.method ?? (init.json === undefined ? 'GET' : 'POST'),
-    headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
-    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
+afterEach(closeAll);
 
 describe('HubSpot emulator lists', () => {
   const auth = { authorization: 'Bearer hs-access-initial' };

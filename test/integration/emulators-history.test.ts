@@ -13,6 +13,7 @@ import { parseInstantly } from '../../src/connectors/sequencers/instantly/parser
 import { smartleadHistory } from '../../src/connectors/sequencers/smartlead/history.js';
 import { parseSmartlead } from '../../src/connectors/sequencers/smartlead/parser.js';
 import { startSequencerEmulator, type SequencerEmulator, type SequencerEmulatorOptions } from '../../src/emulators/sequencer.js';
+import { call } from '../support/emulator-calls.js';
 
 const started: SequencerEmulator[] = [];
 
@@ -25,16 +26,6 @@ async function start(options: SequencerEmulatorOptions): Promise<SequencerEmulat
   const emulator = await startSequencerEmulator(options);
   started.push(emulator);
   return emulator;
-}
-
-/** A JSON call: its status, headers and parsed body. */
-async function call(url: string, init: { headers?: Record<string, string>; json?: unknown } = {}) {
-  const response = await fetch(url, {
-    method: init.json === undefined ? 'GET' : 'POST',
-    headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
-    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
 /** The event a webhook body parses to (the test fails when it does not parse). */

@@ -9,31 +9,11 @@ import { parseHeyReach } from '../../src/connectors/sequencers/heyreach/parser.j
 import { parseLemlist } from '../../src/connectors/sequencers/lemlist/parser.js';
 import { startHeyReachEmulator } from '../../src/emulators/heyreach.js';
 import { startLemlistEmulator } from '../../src/emulators/lemlist.js';
+import { call, emulatorTracker } from '../support/emulator-calls.js';
 
-const started: Array<{ close(): Promise<void> }> = [];
+const { track, closeAll } = emulatorTracker();
 
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((emulator) => emulator.close()));
-});
-
-/** Starts an emulator closed after the test. */
-async function track<T extends { close(): Promise<void> }>(emulator: Promise<T>): Promise<T> {
-  const e = await emulator;
-  started.push(e);
-  return e;
-}
-
-/** A call: its status, headers and body (parsed when JSON, the text otherwise, null when empty). */
-async function call(url: string, init: { method?: string; headers?: Record<string, string>; json?: unknown } = {}) {
-  const response = await fetch(url, {
-    method: init.method ?? (init.json === undefined ? 'GET' : 'POST'),
-    headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
-    ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
-  });
-  const text = await response.text();
-  const json = (response.headers.get('content-type') ?? '').includes('application/json');
-  return { status: response.status, headers: response.headers, body: text === '' ? null : json ? JSON.parse(text) : text };
-}
+afterEach(closeAll);
 
 /** `2026-01-27T10:00:00.500Z` → `2026-01-27T10:00:00`: the precision a LinkedIn message is keyed by. */
 const toSecond = (date: Date | null | undefined) => date?.toISOString().slice(0, 19);
